@@ -1,0 +1,11 @@
+//! Pure context assembly for Loupe.
+//!
+//! Input: retrieved [`Candidate`]s plus explicit configuration. Output: an
+//! assembly (the prompt and a report of every decision).
+//!
+//! *Architecture invariant:* this crate does no I/O and knows no store. The
+//! same input gives the same output, byte for byte.
+
+pub mod model;
+
+pub use model::{Candidate, Chunk, ChunkId, ChunkKind, Outline, OutlineSpan, Role, Signals, SpanKind};

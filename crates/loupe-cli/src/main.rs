@@ -1,0 +1,2 @@
+//! The `loupe` binary.
+fn main() {}
