@@ -6,6 +6,12 @@
 //! *Architecture invariant:* this crate does no I/O and knows no store. The
 //! same input gives the same output, byte for byte.
 
+pub mod error;
 pub mod model;
+pub mod models;
+pub mod tokens;
 
-pub use model::{Candidate, Chunk, ChunkId, ChunkKind, Outline, OutlineSpan, Role, Signals, SpanKind};
+pub use error::{Error, Result};
+pub use model::{
+    Candidate, Chunk, ChunkId, ChunkKind, Outline, OutlineSpan, Role, Signals, SpanKind,
+};
