@@ -1,0 +1,607 @@
+//! The catalog: project metadata in SQLite (via sqlx) — files, chunks with
+//! their text and outlines, symbols, references, the embedding cache,
+//! diagnostics and user settings.
+//!
+//! The catalog is the source of truth; the lexical and vector indexes are
+//! derived from it. Every write of an indexing run goes through
+//! [`Catalog::apply`], one transaction that also bumps the *generation*
+//! counter, so the derived indexes can tell whether they are current.
+//!
+//! Does not walk, parse or rank.
+
+use crate::chunk::{RefKind, SymbolDef, SymbolRef};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::{Error, Result};
+use loupe_assemble::{Chunk, ChunkId, ChunkKind, OutlineSpan, Role, SpanKind};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Version of the derived data layout (chunking rules, tokenizer, lexical
+/// schema). Bump it when any of them changes: the next open re-indexes.
+pub const INDEX_VERSION: &str = "1";
+
+/// Stored state of one indexed file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileState {
+    /// Row id.
+    pub id: i64,
+    /// Size in bytes at indexing time.
+    pub size: u64,
+    /// Modification time (ns) at indexing time.
+    pub mtime_ns: i64,
+    /// blake3 of the contents.
+    pub hash: String,
+}
+
+/// A file whose chunks are (re)written.
+#[derive(Clone, Debug)]
+pub struct FileUpdate {
+    /// Relative path.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time (ns).
+    pub mtime_ns: i64,
+    /// blake3 of the contents.
+    pub hash: String,
+    /// Language name.
+    pub language: String,
+    /// Role.
+    pub role: Role,
+    /// Chunks in file order (`id` is ignored and assigned on insert).
+    pub chunks: Vec<Chunk>,
+    /// Definitions, indexing into `chunks`.
+    pub defs: Vec<SymbolDef>,
+    /// References, indexing into `chunks`.
+    pub refs: Vec<SymbolRef>,
+}
+
+/// All catalog changes of one indexing step.
+#[derive(Clone, Debug, Default)]
+pub struct ChangeSet {
+    /// Files added or whose content changed.
+    pub upserts: Vec<FileUpdate>,
+    /// Files whose content is unchanged but whose size/mtime moved.
+    pub touched: Vec<(String, u64, i64)>,
+    /// Files that are gone.
+    pub deletes: Vec<String>,
+    /// Replaces the stored diagnostics when present.
+    pub diagnostics: Option<Vec<Diagnostic>>,
+}
+
+impl ChangeSet {
+    /// Whether applying this would change chunks.
+    pub fn changes_chunks(&self) -> bool {
+        !self.upserts.is_empty() || !self.deletes.is_empty()
+    }
+}
+
+/// What [`Catalog::apply`] did.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The catalog generation after the change.
+    pub generation: u64,
+    /// Newly inserted chunks, with their ids.
+    pub inserted: Vec<Chunk>,
+    /// Paths whose previous chunks were removed (deleted and rewritten files).
+    pub removed_paths: Vec<String>,
+}
+
+/// A handle on one project's catalog.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    pool: SqlitePool,
+}
+
+/// Name of a serde-serialized unit enum (`ChunkKind::Function` → `function`).
+fn enum_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn parse_enum<T: serde::de::DeserializeOwned>(what: &'static str, s: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned()))
+        .map_err(|_| Error::Corrupt { what, detail: format!("unknown value {s:?}") })
+}
+
+/// Encode an outline as 9 bytes per span: kind, start (u32 LE), end (u32 LE).
+pub fn encode_outline(outline: &[OutlineSpan]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(outline.len() * 9);
+    for span in outline {
+        out.push(match span.kind {
+            SpanKind::Signature => 0,
+            SpanKind::Doc => 1,
+            SpanKind::Body => 2,
+            SpanKind::Import => 3,
+            SpanKind::Comment => 4,
+            SpanKind::Code => 5,
+        });
+        out.extend_from_slice(&span.start.to_le_bytes());
+        out.extend_from_slice(&span.end.to_le_bytes());
+    }
+    out
+}
+
+/// Inverse of [`encode_outline`].
+pub fn decode_outline(bytes: &[u8]) -> Result<Vec<OutlineSpan>> {
+    let corrupt = |detail: &str| Error::Corrupt { what: "outline", detail: detail.to_owned() };
+    if bytes.len() % 9 != 0 {
+        return Err(corrupt("length is not a multiple of 9"));
+    }
+    bytes
+        .chunks_exact(9)
+        .map(|b| {
+            let kind = match b[0] {
+                0 => SpanKind::Signature,
+                1 => SpanKind::Doc,
+                2 => SpanKind::Body,
+                3 => SpanKind::Import,
+                4 => SpanKind::Comment,
+                5 => SpanKind::Code,
+                _ => return Err(corrupt("unknown span kind")),
+            };
+            let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+            Ok(OutlineSpan { kind, start: word(1), end: word(5) })
+        })
+        .collect()
+}
+
+/// Encode a vector as little-endian f32s.
+pub fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Inverse of [`encode_vector`].
+pub fn decode_vector(bytes: &[u8]) -> Result<Vec<f32>> {
+    if bytes.len() % 4 != 0 {
+        return Err(Error::Corrupt { what: "embedding", detail: "bad length".into() });
+    }
+    Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}
+
+const CHUNK_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.symbol, c.parent, c.start_byte, \
+     c.end_byte, c.start_line, c.end_line, f.role, c.text, c.outline, c.hash, c.tokens, f.mtime_ns";
+
+fn chunk_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Chunk, i64)> {
+    let kind: String = row.try_get(3)?;
+    let role: String = row.try_get(10)?;
+    let outline: Vec<u8> = row.try_get(12)?;
+    let chunk = Chunk {
+        id: row.try_get(0)?,
+        path: row.try_get(1)?,
+        language: row.try_get(2)?,
+        kind: parse_enum::<ChunkKind>("chunk kind", &kind)?,
+        symbol: row.try_get(4)?,
+        parent: row.try_get(5)?,
+        start_byte: row.try_get(6)?,
+        end_byte: row.try_get(7)?,
+        start_line: row.try_get(8)?,
+        end_line: row.try_get(9)?,
+        role: parse_enum::<Role>("role", &role)?,
+        text: row.try_get(11)?,
+        outline: decode_outline(&outline)?,
+        hash: row.try_get(13)?,
+        tokens: row.try_get(14)?,
+    };
+    let mtime_ns: i64 = row.try_get(15)?;
+    Ok((chunk, mtime_ns))
+}
+
+impl Catalog {
+    /// Open (creating if needed) the catalog at `path` and run migrations.
+    /// Migrations from a newer Loupe that this one does not know are ignored,
+    /// so an older build can still open a newer catalog.
+    pub async fn open(path: &Path) -> Result<Self> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // WAL + NORMAL: a crash of the app never corrupts or half-applies a
+            // transaction; only a power loss may lose the last commits.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
+        // Fail early on a damaged file rather than midway through a run.
+        let check: String = sqlx::query_scalar("PRAGMA quick_check").fetch_one(&pool).await?;
+        if check != "ok" {
+            return Err(Error::Corrupt { what: "catalog", detail: check });
+        }
+        Ok(Self { pool })
+    }
+
+    /// Close all connections (checkpointing the WAL).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Read a meta value.
+    pub async fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Write a meta value.
+    pub async fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        sqlx::query("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
+            .bind(key)
+            .bind(value)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The current generation (0 for a fresh catalog).
+    pub async fn generation(&self) -> Result<u64> {
+        Ok(self.meta("generation").await?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    /// Remove every derived row (files, chunks, symbols, refs, diagnostics),
+    /// keeping settings and the embedding cache. Bumps the generation.
+    pub async fn clear_index(&self) -> Result<u64> {
+        let mut tx = self.pool.begin().await?;
+        for table in ["refs", "symbols", "chunks", "files", "diagnostics"] {
+            sqlx::query(&format!("DELETE FROM {table}")).execute(&mut *tx).await?;
+        }
+        let generation = bump_generation(&mut tx).await?;
+        tx.commit().await?;
+        Ok(generation)
+    }
+
+    /// Every indexed file's stored state, by path.
+    pub async fn file_states(&self) -> Result<HashMap<String, FileState>> {
+        let rows = sqlx::query("SELECT id, path, size, mtime_ns, hash FROM files")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let size: i64 = r.try_get(2)?;
+                Ok((
+                    r.try_get::<String, _>(1)?,
+                    FileState {
+                        id: r.try_get(0)?,
+                        size: u64::try_from(size).unwrap_or(0),
+                        mtime_ns: r.try_get(3)?,
+                        hash: r.try_get(4)?,
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// Apply one indexing step in a single transaction.
+    pub async fn apply(&self, changes: ChangeSet) -> Result<Applied> {
+        let mut tx = self.pool.begin().await?;
+        let mut applied = Applied::default();
+        for path in &changes.deletes {
+            sqlx::query("DELETE FROM files WHERE path = ?").bind(path).execute(&mut *tx).await?;
+            applied.removed_paths.push(path.clone());
+        }
+        for (path, size, mtime) in &changes.touched {
+            sqlx::query("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?")
+                .bind(i64::try_from(*size).unwrap_or(i64::MAX))
+                .bind(mtime)
+                .bind(path)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for file in changes.upserts {
+            sqlx::query("DELETE FROM files WHERE path = ?")
+                .bind(&file.path)
+                .execute(&mut *tx)
+                .await?;
+            applied.removed_paths.push(file.path.clone());
+            let file_id: i64 = sqlx::query_scalar(
+                "INSERT INTO files(path, size, mtime_ns, hash, language, role) \
+                 VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            )
+            .bind(&file.path)
+            .bind(i64::try_from(file.size).unwrap_or(i64::MAX))
+            .bind(file.mtime_ns)
+            .bind(&file.hash)
+            .bind(&file.language)
+            .bind(enum_name(&file.role))
+            .fetch_one(&mut *tx)
+            .await?;
+            let mut ids = Vec::with_capacity(file.chunks.len());
+            for (ordinal, chunk) in file.chunks.iter().enumerate() {
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO chunks(file_id, ordinal, kind, symbol, parent, start_byte, \
+                     end_byte, start_line, end_line, text, outline, hash, tokens) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                )
+                .bind(file_id)
+                .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
+                .bind(enum_name(&chunk.kind))
+                .bind(&chunk.symbol)
+                .bind(&chunk.parent)
+                .bind(chunk.start_byte)
+                .bind(chunk.end_byte)
+                .bind(chunk.start_line)
+                .bind(chunk.end_line)
+                .bind(&chunk.text)
+                .bind(encode_outline(&chunk.outline))
+                .bind(&chunk.hash)
+                .bind(chunk.tokens)
+                .fetch_one(&mut *tx)
+                .await?;
+                ids.push(id);
+            }
+            for def in &file.defs {
+                let Some(&chunk_id) = ids.get(def.chunk) else { continue };
+                sqlx::query(
+                    "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) VALUES (?, ?, ?, ?, ?)",
+                )
+                .bind(chunk_id)
+                .bind(&def.name)
+                .bind(def.name.to_lowercase())
+                .bind(enum_name(&def.kind))
+                .bind(def.line)
+                .execute(&mut *tx)
+                .await?;
+            }
+            for r in &file.refs {
+                let Some(&chunk_id) = ids.get(r.chunk) else { continue };
+                sqlx::query("INSERT INTO refs(chunk_id, name_lower, kind, line) VALUES (?, ?, ?, ?)")
+                    .bind(chunk_id)
+                    .bind(r.name.to_lowercase())
+                    .bind(ref_kind_name(r.kind))
+                    .bind(r.line)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            for (mut chunk, id) in file.chunks.into_iter().zip(ids) {
+                chunk.id = id;
+                applied.inserted.push(chunk);
+            }
+        }
+        if let Some(diagnostics) = changes.diagnostics {
+            sqlx::query("DELETE FROM diagnostics").execute(&mut *tx).await?;
+            for d in diagnostics {
+                sqlx::query("INSERT INTO diagnostics(path, kind, message) VALUES (?, ?, ?)")
+                    .bind(&d.path)
+                    .bind(d.kind.as_str())
+                    .bind(&d.message)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        applied.generation = bump_generation(&mut tx).await?;
+        tx.commit().await?;
+        Ok(applied)
+    }
+
+    /// Stored diagnostics of the last full run.
+    pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
+        let rows = sqlx::query("SELECT path, kind, message FROM diagnostics ORDER BY path")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let kind: String = r.try_get(1)?;
+                Ok(Diagnostic {
+                    path: r.try_get(0)?,
+                    kind: DiagnosticKind::parse(&kind).unwrap_or(DiagnosticKind::Unreadable),
+                    message: r.try_get(2)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Counts for status: (files, chunks).
+    pub async fn counts(&self) -> Result<(u64, u64)> {
+        let files: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM files").fetch_one(&self.pool).await?;
+        let chunks: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&self.pool).await?;
+        Ok((u64::try_from(files).unwrap_or(0), u64::try_from(chunks).unwrap_or(0)))
+    }
+
+    /// Chunks by id, with their file's mtime (ns). Unknown ids are skipped.
+    pub async fn chunks(&self, ids: &[ChunkId]) -> Result<Vec<(Chunk, i64)>> {
+        let mut out = Vec::with_capacity(ids.len());
+        // SQLite's default limit on bound parameters is 32766; stay far below.
+        for batch in ids.chunks(500) {
+            let placeholders = vec!["?"; batch.len()].join(",");
+            let sql = format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE c.id IN ({placeholders})"
+            );
+            let mut q = sqlx::query(&sql);
+            for id in batch {
+                q = q.bind(id);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                out.push(chunk_from_row(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// All chunks of the given files, in file order.
+    pub async fn chunks_of_paths(&self, paths: &[String]) -> Result<Vec<(Chunk, i64)>> {
+        let mut out = Vec::new();
+        for batch in paths.chunks(500) {
+            let placeholders = vec!["?"; batch.len()].join(",");
+            let sql = format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE f.path IN ({placeholders}) ORDER BY f.path, c.ordinal"
+            );
+            let mut q = sqlx::query(&sql);
+            for p in batch {
+                q = q.bind(p);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                out.push(chunk_from_row(&row)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One page of all chunks in id order, after `after_id` (for rebuilding
+    /// derived indexes without loading everything at once).
+    pub async fn chunk_page(&self, after_id: ChunkId, limit: u32) -> Result<Vec<Chunk>> {
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE c.id > ? ORDER BY c.id LIMIT ?"
+        );
+        let rows = sqlx::query(&sql).bind(after_id).bind(limit).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| chunk_from_row(r).map(|(c, _)| c)).collect()
+    }
+
+    /// Every file path, sorted.
+    pub async fn paths(&self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar("SELECT path FROM files ORDER BY path").fetch_all(&self.pool).await?)
+    }
+
+    /// Every (lower-cased symbol name, chunk id) pair.
+    pub async fn symbol_table(&self) -> Result<Vec<(String, ChunkId)>> {
+        Ok(sqlx::query_as("SELECT name_lower, chunk_id FROM symbols").fetch_all(&self.pool).await?)
+    }
+
+    /// Names (lower-cased) referenced from the given chunks.
+    pub async fn refs_from(&self, ids: &[ChunkId]) -> Result<Vec<(ChunkId, String)>> {
+        let mut out = Vec::new();
+        for batch in ids.chunks(500) {
+            let placeholders = vec!["?"; batch.len()].join(",");
+            let sql = format!(
+                "SELECT DISTINCT chunk_id, name_lower FROM refs WHERE chunk_id IN ({placeholders})"
+            );
+            let mut q = sqlx::query_as(&sql);
+            for id in batch {
+                q = q.bind(id);
+            }
+            out.extend(q.fetch_all(&self.pool).await?);
+        }
+        Ok(out)
+    }
+
+    /// Chunks that reference any of the given (lower-cased) names, at most
+    /// `limit` per name.
+    pub async fn referrers(&self, names: &[String], limit: u32) -> Result<Vec<(String, ChunkId)>> {
+        let mut out = Vec::new();
+        for name in names {
+            let rows: Vec<(ChunkId,)> = sqlx::query_as(
+                "SELECT DISTINCT chunk_id FROM refs WHERE name_lower = ? ORDER BY chunk_id LIMIT ?",
+            )
+            .bind(name)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+            out.extend(rows.into_iter().map(|(id,)| (name.clone(), id)));
+        }
+        Ok(out)
+    }
+
+    /// Chunks (id, hash, text for embedding) with no cached vector for `model`.
+    pub async fn chunks_missing_embeddings(&self, model: &str) -> Result<Vec<Chunk>> {
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash AND e.model = ?) \
+             ORDER BY c.id"
+        );
+        let rows = sqlx::query(&sql).bind(model).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| chunk_from_row(r).map(|(c, _)| c)).collect()
+    }
+
+    /// Store vectors for content hashes.
+    pub async fn store_embeddings(&self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        for (hash, v) in items {
+            sqlx::query("INSERT OR REPLACE INTO embeddings(hash, model, vector) VALUES (?, ?, ?)")
+                .bind(hash)
+                .bind(model)
+                .bind(encode_vector(v))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// (chunk id, vector) for every chunk whose content has a vector for `model`.
+    pub async fn chunk_vectors(&self, model: &str) -> Result<Vec<(ChunkId, Vec<f32>)>> {
+        let rows: Vec<(ChunkId, Vec<u8>)> = sqlx::query_as(
+            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash \
+             WHERE e.model = ? ORDER BY c.id",
+        )
+        .bind(model)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(|(id, b)| Ok((id, decode_vector(&b)?))).collect()
+    }
+
+    /// Vectors of the given chunks (those that have one).
+    pub async fn vectors_of(&self, model: &str, ids: &[ChunkId]) -> Result<Vec<(ChunkId, Vec<f32>)>> {
+        let mut out = Vec::new();
+        for batch in ids.chunks(500) {
+            let placeholders = vec!["?"; batch.len()].join(",");
+            let sql = format!(
+                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash \
+                 WHERE e.model = ? AND c.id IN ({placeholders})"
+            );
+            let mut q = sqlx::query_as::<_, (ChunkId, Vec<u8>)>(&sql).bind(model);
+            for id in batch {
+                q = q.bind(id);
+            }
+            for (id, b) in q.fetch_all(&self.pool).await? {
+                out.push((id, decode_vector(&b)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every live chunk id, sorted.
+    pub async fn chunk_ids(&self) -> Result<Vec<ChunkId>> {
+        Ok(sqlx::query_scalar("SELECT id FROM chunks ORDER BY id").fetch_all(&self.pool).await?)
+    }
+
+    /// Read a setting.
+    pub async fn setting(&self, key: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Write a setting.
+    pub async fn set_setting(&self, key: &str, value: &str) -> Result<()> {
+        sqlx::query("INSERT OR REPLACE INTO settings(key, value) VALUES (?, ?)")
+            .bind(key)
+            .bind(value)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
+
+fn ref_kind_name(kind: RefKind) -> &'static str {
+    match kind {
+        RefKind::Call => "call",
+        RefKind::Import => "import",
+        RefKind::Type => "type",
+    }
+}
+
+async fn bump_generation(tx: &mut Transaction<'_, Sqlite>) -> Result<u64> {
+    let current: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = 'generation'")
+        .fetch_optional(&mut **tx)
+        .await?;
+    let next = current.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + 1;
+    sqlx::query("INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)")
+        .bind(next.to_string())
+        .execute(&mut **tx)
+        .await?;
+    Ok(next)
+}

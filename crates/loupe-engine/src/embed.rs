@@ -1,0 +1,210 @@
+//! Embedders: turn chunk text into unit vectors.
+//!
+//! Two implementations of [`Embedder`]: the bundled [`PocketEmbedder`]
+//! (paraphrase-MiniLM-L3-v2 compiled into the binary via `pocket-encoder`;
+//! no download) and [`HttpEmbedder`] for any OpenAI-compatible
+//! `/v1/embeddings` endpoint (Ollama, LM Studio, OpenAI).
+//!
+//! Does not cache: the catalog caches vectors by (content hash, model id).
+
+use crate::{Error, Result};
+use loupe_assemble::Chunk;
+use std::time::Duration;
+
+/// The bundled model sees at most 128 word pieces; ~1 KB of code is already
+/// more than that, so longer text is cut before tokenizing to save time.
+const MAX_EMBED_TEXT_BYTES: usize = 1024;
+
+/// Something that turns texts into vectors of one fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// The complete identity of the model: vectors from different ids are
+    /// never compared.
+    fn model_id(&self) -> &str;
+    /// Vector dimension.
+    fn dim(&self) -> usize;
+    /// Embed non-empty texts, one vector per text, in order.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// The text embedded for a chunk: its path and symbol, then its content, cut
+/// at a char boundary.
+pub fn embed_text(chunk: &Chunk) -> String {
+    let mut out = String::with_capacity(MAX_EMBED_TEXT_BYTES + 64);
+    out.push_str(&chunk.path);
+    if let Some(symbol) = &chunk.symbol {
+        out.push(' ');
+        out.push_str(symbol);
+    }
+    out.push('\n');
+    out.push_str(&chunk.text);
+    truncate_at_char(&mut out, MAX_EMBED_TEXT_BYTES);
+    out
+}
+
+fn truncate_at_char(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+/// The bundled encoder, run on every core.
+#[derive(Clone)]
+pub struct PocketEmbedder {
+    encoder: pocket_encoder::Encoder,
+    id: String,
+    dim: usize,
+}
+
+impl PocketEmbedder {
+    /// Load the compiled-in weights (once per process).
+    pub fn new() -> Result<Self> {
+        let encoder = pocket_encoder::Encoder::new().map_err(|e| Error::Embed(e.to_string()))?;
+        let info = pocket_encoder::model_info();
+        // The crate asks that its complete model identity be persisted with
+        // the vectors; its Debug form contains every field.
+        let id = format!("pocket:{}", blake3::hash(format!("{info:?}").as_bytes()).to_hex());
+        Ok(Self { encoder, id, dim: info.dimensions })
+    }
+}
+
+impl Embedder for PocketEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        // pocket-encoder encodes one text at a time; split the batch across cores.
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let per = texts.len().div_ceil(threads.max(1)).max(1);
+        let results: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = texts
+                .chunks(per)
+                .map(|part| {
+                    let enc = self.encoder.clone();
+                    s.spawn(move || {
+                        let safe: Vec<&str> = part
+                            .iter()
+                            .map(|t| if t.trim().is_empty() { "(empty)" } else { t.as_str() })
+                            .collect();
+                        enc.embed(&safe).map_err(|e| Error::Embed(e.to_string()))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Embed("encoder thread panicked".into()))))
+                .collect()
+        });
+        let mut out = Vec::with_capacity(texts.len());
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+}
+
+/// Settings of an OpenAI-compatible embeddings endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HttpEmbedderConfig {
+    /// Base URL, e.g. `http://localhost:11434/v1`; `/embeddings` is appended.
+    pub base_url: String,
+    /// Model name sent in the request.
+    pub model: String,
+    /// Bearer token, if the server wants one.
+    pub api_key: Option<String>,
+    /// Per-request timeout in seconds.
+    pub timeout_secs: u64,
+}
+
+/// An OpenAI-compatible `/embeddings` client.
+pub struct HttpEmbedder {
+    cfg: HttpEmbedderConfig,
+    agent: ureq::Agent,
+    id: String,
+    dim: usize,
+}
+
+#[derive(serde::Deserialize)]
+struct EmbeddingResponse {
+    data: Vec<EmbeddingItem>,
+}
+
+#[derive(serde::Deserialize)]
+struct EmbeddingItem {
+    embedding: Vec<f32>,
+    #[serde(default)]
+    index: Option<usize>,
+}
+
+impl HttpEmbedder {
+    /// Connect and probe the endpoint once to learn the dimension.
+    pub fn new(cfg: HttpEmbedderConfig) -> Result<Self> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(cfg.timeout_secs.max(1))))
+            .build()
+            .into();
+        let id = format!("http:{}@{}", cfg.model, cfg.base_url.trim_end_matches('/'));
+        let mut me = Self { cfg, agent, id, dim: 0 };
+        let probe = me.request(&["dimension probe".to_owned()])?;
+        me.dim = probe.first().map(Vec::len).unwrap_or(0);
+        if me.dim == 0 {
+            return Err(Error::Embed("endpoint returned an empty vector".into()));
+        }
+        Ok(me)
+    }
+
+    fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let url = format!("{}/embeddings", self.cfg.base_url.trim_end_matches('/'));
+        let body = serde_json::json!({ "model": self.cfg.model, "input": texts });
+        let mut req = self.agent.post(&url);
+        if let Some(key) = &self.cfg.api_key {
+            req = req.header("Authorization", &format!("Bearer {key}"));
+        }
+        let mut resp = req.send_json(&body).map_err(|e| Error::Embed(format!("{url}: {e}")))?;
+        let parsed: EmbeddingResponse = resp
+            .body_mut()
+            .read_json()
+            .map_err(|e| Error::Embed(format!("{url}: bad response: {e}")))?;
+        if parsed.data.len() != texts.len() {
+            return Err(Error::Embed(format!(
+                "{url}: asked for {} vectors, got {}",
+                texts.len(),
+                parsed.data.len()
+            )));
+        }
+        let mut items = parsed.data;
+        if items.iter().all(|i| i.index.is_some()) {
+            items.sort_by_key(|i| i.index);
+        }
+        Ok(items
+            .into_iter()
+            .map(|i| {
+                let mut v = i.embedding;
+                crate::vectors::normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+impl Embedder for HttpEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let out = self.request(texts)?;
+        if out.iter().any(|v| v.len() != self.dim) {
+            return Err(Error::Embed("endpoint changed its vector dimension".into()));
+        }
+        Ok(out)
+    }
+}

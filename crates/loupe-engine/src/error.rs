@@ -1,0 +1,79 @@
+//! The engine's error type. Per-file problems are not errors: they are
+//! [`crate::Diagnostic`]s recorded next to a successful run.
+
+use std::path::PathBuf;
+
+/// Everything that can stop an engine operation.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The project path does not exist or is not a directory.
+    #[error("project path {path}: {reason}")]
+    BadProject {
+        /// The path the user gave.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The data directory could not be created or written.
+    #[error("data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// An I/O error on an index file.
+    #[error("{what} ({path}): {source}")]
+    Io {
+        /// What we were doing.
+        what: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The SQLite catalog failed.
+    #[error("catalog: {0}")]
+    Catalog(#[from] sqlx::Error),
+    /// A catalog migration failed.
+    #[error("catalog migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The tantivy index failed.
+    #[error("lexical index: {0}")]
+    Lexical(#[from] tantivy::TantivyError),
+    /// The vector index failed.
+    #[error("vector index: {0}")]
+    Vectors(String),
+    /// The embedder failed.
+    #[error("embedder: {0}")]
+    Embed(String),
+    /// Stored data did not decode.
+    #[error("corrupt {what}: {detail}")]
+    Corrupt {
+        /// Which store.
+        what: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The operation was cancelled by the caller.
+    #[error("cancelled")]
+    Cancelled,
+    /// The watcher could not be started.
+    #[error("watcher: {0}")]
+    Watch(String),
+    /// A background task died.
+    #[error("background task failed: {0}")]
+    Task(String),
+    /// A question or request that cannot be answered as asked.
+    #[error("{0}")]
+    Request(String),
+}
+
+/// The engine's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<tokio::task::JoinError> for Error {
+    fn from(e: tokio::task::JoinError) -> Self {
+        Error::Task(e.to_string())
+    }
+}

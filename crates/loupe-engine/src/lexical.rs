@@ -1,0 +1,410 @@
+//! The lexical index: BM25 over chunks in tantivy, with a code-aware
+//! tokenizer.
+//!
+//! Derived data: rebuilt from the catalog when its commit payload (the
+//! catalog generation it reflects) disagrees with the catalog, when its files
+//! fail their checksums, or when it cannot be opened.
+//!
+//! Fields: `path`, `symbols` (symbol and parent), `content` (the chunk text),
+//! `docs` (its doc comments). Queries are bags of analysed terms across the
+//! fields with per-field boosts; no query syntax, so pasted stack traces and
+//! code never fail to parse.
+
+use crate::{Error, Result};
+use loupe_assemble::{Chunk, ChunkId, SpanKind};
+use std::collections::HashSet;
+use std::path::Path;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::{
+    Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
+
+/// Name under which the code analyzer is registered.
+const ANALYZER: &str = "loupe_code";
+/// Tokens longer than this are noise (hashes, base64) and are dropped.
+const MAX_TOKEN_LEN: usize = 48;
+/// Writer heap: tantivy's recommended minimum per thread is 15 MB; 64 MB
+/// total keeps segment flushes rare on our corpora without hogging memory.
+const WRITER_HEAP_BYTES: usize = 64_000_000;
+/// At most this many distinct query terms are used (long bug reports).
+const MAX_QUERY_TERMS: usize = 256;
+/// Field boosts: a term in a symbol name or path says more than one in a body.
+const BOOST_SYMBOLS: f32 = 3.0;
+const BOOST_PATH: f32 = 2.0;
+const BOOST_CONTENT: f32 = 1.0;
+const BOOST_DOCS: f32 = 0.5;
+
+/// Splits code-ish text into identifier tokens: each identifier is emitted
+/// whole (lower-cased) and, if compound, as its camelCase / snake_case /
+/// digit-boundary parts.
+#[derive(Clone, Debug, Default)]
+pub struct CodeTokenizer;
+
+/// The eager token stream of [`CodeTokenizer`].
+pub struct CodeTokenStream {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl TokenStream for CodeTokenStream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+    fn token(&self) -> &Token {
+        &self.tokens[self.next.saturating_sub(1).min(self.tokens.len().saturating_sub(1))]
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        let i = self.next.saturating_sub(1).min(self.tokens.len().saturating_sub(1));
+        &mut self.tokens[i]
+    }
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = CodeTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
+        let mut tokens = Vec::new();
+        for (start, word) in words(text) {
+            let mut push = |from: usize, to: usize| {
+                tokens.push(Token {
+                    offset_from: start + from,
+                    offset_to: start + to,
+                    position: tokens.len(),
+                    text: word[from..to].to_lowercase(),
+                    position_length: 1,
+                });
+            };
+            let parts = split_identifier(word);
+            if parts.len() != 1 || parts.first() != Some(&(0, word.len())) {
+                push(0, word.len());
+            }
+            for (from, to) in parts {
+                push(from, to);
+            }
+        }
+        CodeTokenStream { tokens, next: 0 }
+    }
+}
+
+/// Maximal runs of alphanumerics and `_`, with their byte offsets.
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = None;
+    let mut out = Vec::new();
+    for (i, c) in text.char_indices() {
+        let word_char = c.is_alphanumeric() || c == '_';
+        match (word_char, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, &text[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &text[s..]));
+    }
+    out.into_iter()
+}
+
+/// Byte ranges of the parts of an identifier: split at `_`, at lower→upper
+/// (`parseArgs`), at the end of an acronym (`HTTPServer` → `HTTP`, `Server`)
+/// and between letters and digits only when a digit run is followed by a
+/// letter run starting upper-case. Empty parts are skipped.
+pub fn split_identifier(word: &str) -> Vec<(usize, usize)> {
+    let mut parts = Vec::new();
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut start = 0;
+    for i in 0..chars.len() {
+        let (at, c) = chars[i];
+        if c == '_' {
+            if at > start {
+                parts.push((start, at));
+            }
+            start = at + c.len_utf8();
+            continue;
+        }
+        if i == 0 || at == start {
+            continue;
+        }
+        let prev = chars[i - 1].1;
+        let next = chars.get(i + 1).map(|&(_, c)| c);
+        let boundary = (prev.is_lowercase() || prev.is_ascii_digit()) && c.is_uppercase()
+            || prev.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase());
+        if boundary {
+            parts.push((start, at));
+            start = at;
+        }
+    }
+    if start < word.len() {
+        parts.push((start, word.len()));
+    }
+    parts
+}
+
+/// The analyzer used for every text field and for queries.
+pub fn analyzer() -> TextAnalyzer {
+    let builder = TextAnalyzer::builder(CodeTokenizer).filter(RemoveLongFilter::limit(MAX_TOKEN_LEN));
+    match StopWordFilter::new(Language::English) {
+        Some(stop) => builder.filter(stop).filter(Stemmer::new(Language::English)).build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
+}
+
+/// Analysed terms of `text`, deduplicated, in first-seen order.
+pub fn analyze(text: &str) -> Vec<String> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    while stream.advance() {
+        let t = &stream.token().text;
+        if seen.insert(t.clone()) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Fields {
+    id: Field,
+    path_exact: Field,
+    path: Field,
+    symbols: Field,
+    content: Field,
+    docs: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        id: b.add_u64_field("chunk_id", INDEXED | STORED),
+        path_exact: b.add_text_field("path_exact", STRING),
+        path: b.add_text_field("path", text.clone()),
+        symbols: b.add_text_field("symbols", text.clone()),
+        content: b.add_text_field("content", text.clone()),
+        docs: b.add_text_field("docs", text),
+    };
+    (b.build(), fields)
+}
+
+/// The lexical index of one project.
+pub struct LexicalIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for LexicalIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LexicalIndex")
+    }
+}
+
+/// How [`LexicalIndex::open`] found the index on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenState {
+    /// Matches the catalog generation.
+    Current,
+    /// Opened, but reflects another generation (or none): rebuild it.
+    Stale,
+    /// Missing or damaged; a fresh empty index was created. The reason is kept.
+    Recreated(String),
+}
+
+impl LexicalIndex {
+    /// Open the index in `dir` (creating it if needed) and compare its commit
+    /// payload with the catalog `generation`.
+    pub fn open(dir: &Path, generation: u64) -> Result<(Self, OpenState)> {
+        match Self::try_open(dir) {
+            Ok(index) => {
+                let payload = index.index.load_metas().ok().and_then(|m| m.payload);
+                let state = if payload.as_deref() == Some(generation.to_string().as_str()) {
+                    OpenState::Current
+                } else {
+                    OpenState::Stale
+                };
+                Ok((index, state))
+            }
+            Err(reason) => {
+                if dir.exists() {
+                    std::fs::remove_dir_all(dir).map_err(|e| Error::Io {
+                        what: "remove damaged lexical index",
+                        path: dir.to_path_buf(),
+                        source: e,
+                    })?;
+                }
+                Ok((Self::create(dir)?, OpenState::Recreated(reason)))
+            }
+        }
+    }
+
+    fn try_open(dir: &Path) -> std::result::Result<Self, String> {
+        if !dir.join("meta.json").exists() {
+            return Err("no lexical index yet".into());
+        }
+        let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
+        let (expected, fields) = schema();
+        if index.schema() != expected {
+            return Err("lexical schema changed".into());
+        }
+        let bad = index.validate_checksum().map_err(|e| e.to_string())?;
+        if !bad.is_empty() {
+            return Err(format!("{} lexical index file(s) failed their checksum", bad.len()));
+        }
+        Self::wrap(index, fields).map_err(|e| e.to_string())
+    }
+
+    fn create(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+            what: "create lexical index",
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(dir, schema)?;
+        Self::wrap(index, fields)
+    }
+
+    fn wrap(index: Index, fields: Fields) -> Result<Self> {
+        index.tokenizers().register(ANALYZER, analyzer());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(Self { index, reader, fields })
+    }
+
+    /// A writer for one batch of changes. Fails if another process holds the index.
+    pub fn writer(&self) -> Result<LexicalWriter<'_>> {
+        let threads = std::thread::available_parallelism().map(|n| n.get().min(4)).unwrap_or(1);
+        let writer = self.index.writer_with_num_threads(threads, WRITER_HEAP_BYTES)?;
+        Ok(LexicalWriter { index: self, writer })
+    }
+
+    /// Number of indexed chunks.
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Whether the index is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// BM25 search for analysed `terms`; returns (chunk id, score), best first.
+    pub fn search(&self, terms: &[String], limit: usize) -> Result<Vec<(ChunkId, f32)>> {
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let f = self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in terms.iter().take(MAX_QUERY_TERMS) {
+            for (field, boost) in [
+                (f.symbols, BOOST_SYMBOLS),
+                (f.path, BOOST_PATH),
+                (f.content, BOOST_CONTENT),
+                (f.docs, BOOST_DOCS),
+            ] {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &TopDocs::with_limit(limit))?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            if let Some(id) = doc.get_first(f.id).and_then(|v| v.as_u64()) {
+                out.push((i64::try_from(id).unwrap_or(0), score));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Pending changes to the lexical index; nothing is visible until
+/// [`LexicalWriter::commit`].
+pub struct LexicalWriter<'a> {
+    index: &'a LexicalIndex,
+    writer: IndexWriter,
+}
+
+impl LexicalWriter<'_> {
+    /// Remove every chunk of `path`.
+    pub fn delete_path(&mut self, path: &str) {
+        self.writer.delete_term(Term::from_field_text(self.index.fields.path_exact, path));
+    }
+
+    /// Remove everything.
+    pub fn delete_all(&mut self) -> Result<()> {
+        self.writer.delete_all_documents()?;
+        Ok(())
+    }
+
+    /// Add one chunk.
+    pub fn add(&mut self, chunk: &Chunk) -> Result<()> {
+        let f = self.index.fields;
+        let symbols = [chunk.symbol.as_deref(), chunk.parent.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let docs: String = chunk
+            .outline
+            .iter()
+            .filter(|s| s.kind == SpanKind::Doc)
+            .filter_map(|s| chunk.text.get(s.start as usize..s.end as usize))
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.writer.add_document(doc!(
+            f.id => u64::try_from(chunk.id).unwrap_or(0),
+            f.path_exact => chunk.path.clone(),
+            f.path => chunk.path.clone(),
+            f.symbols => symbols,
+            f.content => chunk.text.clone(),
+            f.docs => docs,
+        ))?;
+        Ok(())
+    }
+
+    /// Commit with the catalog `generation` as payload and make it searchable.
+    pub fn commit(mut self, generation: u64) -> Result<()> {
+        let mut prepared = self.writer.prepare_commit()?;
+        prepared.set_payload(&generation.to_string());
+        prepared.commit()?;
+        self.index.reader.reload()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, expect: &str) {
+        assert_eq!(analyze(text).join(" "), expect);
+    }
+
+    #[test]
+    fn splits_code_identifiers() {
+        check("parseArgs", "parseargs pars arg");
+        check("HTTPServer", "httpserver http server");
+        check("max_chunk_bytes", "max_chunk_byt max chunk byte");
+        check("src/core/pack.rs", "src core pack rs");
+        check("utf8Decode", "utf8decod utf8 decod");
+        check("the cat", "cat");
+    }
+}

@@ -1,0 +1,633 @@
+//! `Project`: one indexed folder — opening (with recovery), incremental
+//! indexing, status. Retrieval lives in `retrieve.rs`.
+//!
+//! *Architecture invariant:* one write path. [`Project::index`] is the only
+//! writer; it holds an in-process mutex and a cross-process lock file, commits
+//! the catalog in one transaction (bumping the generation), then brings the
+//! lexical and vector indexes to that generation. A crash between those steps
+//! leaves derived indexes at an older generation, which [`Project::open`]
+//! detects and rebuilds from the catalog. The user's folder is only read.
+
+use crate::catalog::{Catalog, ChangeSet, FileState, FileUpdate, INDEX_VERSION};
+use crate::chunk::{ChunkConfig, chunk_file};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::embed::{Embedder, embed_text};
+use crate::lexical::{LexicalIndex, OpenState};
+use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
+use crate::retrieve::SymbolTable;
+use crate::store::{self, WriteLock};
+use crate::vectors::{MAX_DEAD_FRACTION, VectorIndex};
+use crate::walk::{self, WalkConfig, WalkedFile};
+use crate::{Error, Result};
+use loupe_assemble::{Chunk, ChunkId};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+/// Bytes sniffed for NUL to call a file binary (git uses the same 8,000).
+const BINARY_SNIFF_BYTES: usize = 8000;
+/// Chunks embedded per call; large enough to keep both cores busy, small
+/// enough that cancel and progress stay responsive.
+const EMBED_BATCH: usize = 64;
+/// Chunks loaded per page when rebuilding the lexical index.
+const REBUILD_PAGE: u32 = 2000;
+
+/// How a project is opened.
+#[derive(Clone)]
+pub struct ProjectConfig {
+    /// Root of all projects' data (see [`store::default_data_root`]).
+    pub data_root: PathBuf,
+    /// Walk settings.
+    pub walk: WalkConfig,
+    /// Chunking settings.
+    pub chunk: ChunkConfig,
+    /// The embedder; `None` disables vectors.
+    pub embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl std::fmt::Debug for ProjectConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectConfig")
+            .field("data_root", &self.data_root)
+            .field("embedder", &self.embedder.as_ref().map(|e| e.model_id().to_owned()))
+            .finish()
+    }
+}
+
+impl ProjectConfig {
+    /// Defaults with the given data root and no embedder.
+    pub fn new(data_root: impl Into<PathBuf>) -> Self {
+        Self {
+            data_root: data_root.into(),
+            walk: WalkConfig::default(),
+            chunk: ChunkConfig::default(),
+            embedder: None,
+        }
+    }
+}
+
+/// Time spent per stage of an indexing run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StageTimes {
+    /// Listing files.
+    pub walk: Duration,
+    /// Reading, hashing, chunking, counting tokens.
+    pub parse: Duration,
+    /// Catalog transaction plus lexical commit.
+    pub commit: Duration,
+    /// Embedding new chunks.
+    pub embed: Duration,
+    /// Updating and saving the vector index.
+    pub vectors: Duration,
+}
+
+/// What one indexing run did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IndexReport {
+    /// Files the walk listed.
+    pub files_seen: u64,
+    /// Files (re)chunked because they were new or their content changed.
+    pub files_changed: u64,
+    /// Files skipped because size and mtime (or, failing that, hash) matched.
+    pub files_unchanged: u64,
+    /// Files removed from the index.
+    pub files_deleted: u64,
+    /// Chunks written.
+    pub chunks_added: u64,
+    /// Chunks embedded in this run.
+    pub chunks_embedded: u64,
+    /// Chunks whose vector came from the cache.
+    pub embeddings_cached: u64,
+    /// Whether embedding stopped early (cancelled); lexical search is complete.
+    pub embedding_incomplete: bool,
+    /// Skipped or degraded paths.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Timings.
+    pub times: StageTimes,
+    /// The catalog generation after the run.
+    pub generation: u64,
+}
+
+/// Which signals can be used right now.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// The project folder.
+    pub root: PathBuf,
+    /// Where its index lives.
+    pub data_dir: PathBuf,
+    /// Indexed files.
+    pub files: u64,
+    /// Indexed chunks.
+    pub chunks: u64,
+    /// Catalog generation.
+    pub generation: u64,
+    /// Chunks in the lexical index.
+    pub lexical_chunks: u64,
+    /// Embedding model, if vectors are enabled.
+    pub vector_model: Option<String>,
+    /// Live chunks present in the vector index.
+    pub vector_chunks: u64,
+    /// Whether every chunk has a vector.
+    pub vectors_ready: bool,
+    /// Diagnostics of the last full run.
+    pub diagnostics: u64,
+    /// What `open` had to repair.
+    pub recovered: Vec<String>,
+}
+
+/// An open project.
+pub struct Project {
+    pub(crate) root: PathBuf,
+    pub(crate) dir: PathBuf,
+    pub(crate) cfg: ProjectConfig,
+    pub(crate) catalog: Catalog,
+    pub(crate) lexical: LexicalIndex,
+    pub(crate) vectors: RwLock<Option<VectorIndex>>,
+    pub(crate) symbols: RwLock<Arc<SymbolTable>>,
+    pub(crate) live: RwLock<Arc<HashSet<ChunkId>>>,
+    write: tokio::sync::Mutex<()>,
+    recovered: Vec<String>,
+}
+
+impl std::fmt::Debug for Project {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Project").field("root", &self.root).field("dir", &self.dir).finish()
+    }
+}
+
+fn lock<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn lock_mut<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Project {
+    /// Open the index of the folder `root`, creating, repairing or rebuilding
+    /// derived data as needed. Never writes inside `root`.
+    pub async fn open(root: &Path, cfg: ProjectConfig) -> Result<Self> {
+        let root = store::canonical_root(root)?;
+        let dir = store::project_dir(&cfg.data_root, &root);
+        store::ensure_dir(&dir)?;
+        let info = serde_json::json!({ "root": root.to_string_lossy() });
+        let _ = std::fs::write(dir.join("project.json"), info.to_string());
+        let mut recovered = Vec::new();
+
+        let catalog_path = dir.join("catalog.sqlite");
+        let catalog = match Catalog::open(&catalog_path).await {
+            Ok(c) => c,
+            Err(e) => {
+                // A damaged catalog is derived data plus settings: keep it
+                // aside for inspection and start over rather than refuse to open.
+                for suffix in ["", "-wal", "-shm"] {
+                    let p = PathBuf::from(format!("{}{suffix}", catalog_path.display()));
+                    if p.exists() {
+                        store::quarantine(&p)?;
+                    }
+                }
+                recovered.push(format!("catalog could not be opened ({e}); rebuilt from scratch"));
+                Catalog::open(&catalog_path).await?
+            }
+        };
+        if catalog.meta("index_version").await?.as_deref() != Some(INDEX_VERSION) {
+            if catalog.meta("index_version").await?.is_some() {
+                recovered.push("index format changed; re-indexing".into());
+            }
+            catalog.clear_index().await?;
+            for sub in ["lexical", "vectors"] {
+                let p = dir.join(sub);
+                if p.exists() {
+                    std::fs::remove_dir_all(&p).map_err(|e| Error::Io {
+                        what: "remove old index",
+                        path: p.clone(),
+                        source: e,
+                    })?;
+                }
+            }
+            catalog.set_meta("index_version", INDEX_VERSION).await?;
+        }
+        let generation = catalog.generation().await?;
+        let (lexical, state) = LexicalIndex::open(&dir.join("lexical"), generation)?;
+        let project = Self {
+            root,
+            dir,
+            cfg,
+            catalog,
+            lexical,
+            vectors: RwLock::new(None),
+            symbols: RwLock::new(Arc::new(SymbolTable::default())),
+            live: RwLock::new(Arc::new(HashSet::new())),
+            write: tokio::sync::Mutex::new(()),
+            recovered,
+        };
+        let mut project = project;
+        match state {
+            OpenState::Current => {}
+            OpenState::Stale => {
+                project.recovered.push("lexical index was behind the catalog; rebuilt".into());
+                project.rebuild_lexical(generation).await?;
+            }
+            OpenState::Recreated(reason) => {
+                if generation > 0 {
+                    project.recovered.push(format!("lexical index rebuilt: {reason}"));
+                }
+                project.rebuild_lexical(generation).await?;
+            }
+        }
+        project.refresh_memory().await?;
+        project.load_vectors(generation).await?;
+        Ok(project)
+    }
+
+    /// The project folder (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The project's data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The catalog (read access for callers that list files or settings).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    async fn rebuild_lexical(&self, generation: u64) -> Result<()> {
+        let mut writer = self.lexical.writer()?;
+        writer.delete_all()?;
+        let mut after = 0;
+        loop {
+            let page = self.catalog.chunk_page(after, REBUILD_PAGE).await?;
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            for chunk in &page {
+                writer.add(chunk)?;
+            }
+        }
+        writer.commit(generation)
+    }
+
+    /// Reload the in-memory symbol table and live-id set from the catalog.
+    async fn refresh_memory(&self) -> Result<()> {
+        let table = SymbolTable::new(self.catalog.symbol_table().await?);
+        let live: HashSet<ChunkId> = self.catalog.chunk_ids().await?.into_iter().collect();
+        *lock_mut(&self.symbols) = Arc::new(table);
+        *lock_mut(&self.live) = Arc::new(live);
+        Ok(())
+    }
+
+    async fn load_vectors(&self, generation: u64) -> Result<()> {
+        let Some(embedder) = self.cfg.embedder.clone() else { return Ok(()) };
+        let dir = self.dir.join("vectors");
+        let model = embedder.model_id().to_owned();
+        let loaded = {
+            let dir = dir.clone();
+            let model = model.clone();
+            tokio::task::spawn_blocking(move || VectorIndex::load(&dir, generation, &model))
+                .await??
+        };
+        match loaded {
+            Some(index) => *lock_mut(&self.vectors) = Some(index),
+            None => self.rebuild_vectors(embedder.as_ref(), generation).await?,
+        }
+        Ok(())
+    }
+
+    /// Build the vector index from the catalog's cached vectors and save it.
+    async fn rebuild_vectors(&self, embedder: &dyn Embedder, generation: u64) -> Result<()> {
+        let vectors = self.catalog.chunk_vectors(embedder.model_id()).await?;
+        let dir = self.dir.join("vectors");
+        let model = embedder.model_id().to_owned();
+        let dim = embedder.dim();
+        let index = tokio::task::spawn_blocking(move || -> Result<VectorIndex> {
+            let mut index = VectorIndex::new(&model, dim, vectors.len());
+            index.insert(&vectors);
+            index.save(&dir, generation)?;
+            Ok(index)
+        })
+        .await??;
+        *lock_mut(&self.vectors) = Some(index);
+        Ok(())
+    }
+
+    /// Bring the index up to date with the folder: re-chunk what changed,
+    /// drop what is gone, embed what is new. Safe to cancel at any point.
+    pub async fn index(&self, progress: ProgressSink<'_>, cancel: &CancelToken) -> Result<IndexReport> {
+        let _guard = self.write.lock().await;
+        let _lock = WriteLock::acquire(&self.dir)?;
+        let mut report = IndexReport::default();
+
+        let started = Instant::now();
+        let walked = {
+            let root = self.root.clone();
+            let cfg = self.cfg.walk.clone();
+            let cancel = cancel.clone();
+            tokio::task::block_in_place(|| walk::walk(&root, &cfg, progress, &cancel))?
+        };
+        report.times.walk = started.elapsed();
+        report.files_seen = walked.files.len() as u64;
+        let mut diagnostics = walked.diagnostics;
+
+        let started = Instant::now();
+        let states = self.catalog.file_states().await?;
+        let seen: HashSet<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
+        let mut changes = ChangeSet {
+            deletes: states.keys().filter(|p| !seen.contains(p.as_str())).cloned().collect(),
+            ..ChangeSet::default()
+        };
+        changes.deletes.sort();
+        let to_read: Vec<&WalkedFile> = walked
+            .files
+            .iter()
+            .filter(|f| {
+                states.get(&f.rel).is_none_or(|s| s.size != f.size || s.mtime_ns != f.mtime_ns)
+            })
+            .collect();
+        report.files_unchanged = (walked.files.len() - to_read.len()) as u64;
+        let total = to_read.len() as u64;
+        progress(Progress { stage: Stage::Parse, done: 0, total: Some(total) });
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let chunk_cfg = &self.cfg.chunk;
+        let outcomes: Vec<ReadOutcome> = tokio::task::block_in_place(|| {
+            to_read
+                .par_iter()
+                .map(|file| {
+                    if cancel.is_cancelled() {
+                        return ReadOutcome::Cancelled;
+                    }
+                    let out = read_and_chunk(file, states.get(&file.rel), chunk_cfg);
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    progress(Progress { stage: Stage::Parse, done: n, total: Some(total) });
+                    out
+                })
+                .collect()
+        });
+        for outcome in outcomes {
+            match outcome {
+                ReadOutcome::Cancelled => return Err(Error::Cancelled),
+                ReadOutcome::Unchanged(path, size, mtime) => {
+                    report.files_unchanged += 1;
+                    changes.touched.push((path, size, mtime));
+                }
+                ReadOutcome::Changed(update, warnings) => {
+                    report.files_changed += 1;
+                    report.chunks_added += update.chunks.len() as u64;
+                    diagnostics.extend(warnings);
+                    changes.upserts.push(*update);
+                }
+                ReadOutcome::Skipped(path, diagnostic) => {
+                    // A file we indexed before that is now binary, unreadable
+                    // or gone must leave the index too.
+                    if states.contains_key(&path) {
+                        changes.deletes.push(path);
+                    }
+                    diagnostics.push(diagnostic);
+                }
+            }
+        }
+        report.files_deleted = changes.deletes.len() as u64;
+        report.times.parse = started.elapsed();
+        // Last point at which cancelling leaves no trace at all.
+        cancel.check()?;
+
+        let started = Instant::now();
+        progress(Progress { stage: Stage::Commit, done: 0, total: Some(1) });
+        changes.diagnostics = Some(diagnostics.clone());
+        let changes_chunks = changes.changes_chunks();
+        let applied = self.catalog.apply(changes).await?;
+        if changes_chunks || self.lexical.is_empty() != (applied.inserted.is_empty()) {
+            let mut writer = self.lexical.writer()?;
+            for path in &applied.removed_paths {
+                writer.delete_path(path);
+            }
+            for chunk in &applied.inserted {
+                writer.add(chunk)?;
+            }
+            writer.commit(applied.generation)?;
+        } else {
+            // Nothing changed in the chunks; only the payload moves forward.
+            self.lexical.writer()?.commit(applied.generation)?;
+        }
+        self.refresh_memory().await?;
+        report.times.commit = started.elapsed();
+        progress(Progress { stage: Stage::Commit, done: 1, total: Some(1) });
+        report.generation = applied.generation;
+        report.diagnostics = diagnostics;
+
+        if let Some(embedder) = self.cfg.embedder.clone() {
+            let started = Instant::now();
+            let inserted = applied.inserted.len() as u64;
+            match self.embed_missing(embedder.as_ref(), progress, cancel).await {
+                Ok(n) => report.chunks_embedded = n,
+                Err(Error::Cancelled) => report.embedding_incomplete = true,
+                Err(e) => return Err(e),
+            }
+            report.embeddings_cached = inserted.saturating_sub(report.chunks_embedded);
+            report.times.embed = started.elapsed();
+            let started = Instant::now();
+            progress(Progress { stage: Stage::Vectors, done: 0, total: Some(1) });
+            self.update_vectors(embedder.as_ref(), applied.generation).await?;
+            report.times.vectors = started.elapsed();
+        }
+        progress(Progress { stage: Stage::Done, done: 1, total: Some(1) });
+        Ok(report)
+    }
+
+    /// Embed every chunk whose content has no cached vector. Returns how many
+    /// were embedded; stops with `Cancelled` between batches.
+    async fn embed_missing(
+        &self,
+        embedder: &dyn Embedder,
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<u64> {
+        let model = embedder.model_id().to_owned();
+        let missing = self.catalog.chunks_missing_embeddings(&model).await?;
+        // Identical content appears more than once (license headers, vendored
+        // copies): embed each hash once.
+        let mut seen = HashSet::new();
+        let todo: Vec<&Chunk> = missing.iter().filter(|c| seen.insert(c.hash.as_str())).collect();
+        let total = todo.len() as u64;
+        let mut done = 0u64;
+        progress(Progress { stage: Stage::Embed, done, total: Some(total) });
+        for batch in todo.chunks(EMBED_BATCH) {
+            cancel.check()?;
+            let texts: Vec<String> = batch.iter().map(|c| embed_text(c)).collect();
+            let vectors = tokio::task::block_in_place(|| embedder.embed(&texts))?;
+            let items: Vec<(String, Vec<f32>)> =
+                batch.iter().map(|c| c.hash.clone()).zip(vectors).collect();
+            self.catalog.store_embeddings(&model, &items).await?;
+            done += batch.len() as u64;
+            progress(Progress { stage: Stage::Embed, done, total: Some(total) });
+        }
+        Ok(done)
+    }
+
+    /// Insert vectors of live chunks missing from the graph (or rebuild when
+    /// tombstones dominate), then save at `generation`.
+    async fn update_vectors(&self, embedder: &dyn Embedder, generation: u64) -> Result<()> {
+        let live = Arc::clone(&lock(&self.live));
+        let (present, points) = match lock(&self.vectors).as_ref() {
+            Some(v) if v.model() == embedder.model_id() => (v.ids().clone(), v.points()),
+            _ => (HashSet::new(), 0),
+        };
+        let dead = present.iter().filter(|id| !live.contains(id)).count();
+        if points == 0 || dead as f64 > MAX_DEAD_FRACTION * points as f64 {
+            return self.rebuild_vectors(embedder, generation).await;
+        }
+        let missing: Vec<ChunkId> = live.iter().filter(|id| !present.contains(id)).copied().collect();
+        let vectors = self.catalog.vectors_of(embedder.model_id(), &missing).await?;
+        let index = lock_mut(&self.vectors).take();
+        let Some(mut index) = index else {
+            return self.rebuild_vectors(embedder, generation).await;
+        };
+        let dir = self.dir.join("vectors");
+        let index = tokio::task::spawn_blocking(move || -> Result<VectorIndex> {
+            index.insert(&vectors);
+            index.save(&dir, generation)?;
+            Ok(index)
+        })
+        .await??;
+        *lock_mut(&self.vectors) = Some(index);
+        Ok(())
+    }
+
+    /// What is indexed and which signals are ready.
+    pub async fn status(&self) -> Result<Status> {
+        let (files, chunks) = self.catalog.counts().await?;
+        let live = Arc::clone(&lock(&self.live));
+        let (vector_model, vector_chunks) = match lock(&self.vectors).as_ref() {
+            Some(v) => (
+                Some(v.model().to_owned()),
+                v.ids().iter().filter(|id| live.contains(id)).count() as u64,
+            ),
+            None => (None, 0),
+        };
+        Ok(Status {
+            root: self.root.clone(),
+            data_dir: self.dir.clone(),
+            files,
+            chunks,
+            generation: self.catalog.generation().await?,
+            lexical_chunks: self.lexical.len(),
+            vectors_ready: vector_model.is_some() && vector_chunks == chunks,
+            vector_model,
+            vector_chunks,
+            diagnostics: self.catalog.diagnostics().await?.len() as u64,
+            recovered: self.recovered.clone(),
+        })
+    }
+
+    /// Diagnostics of the last run.
+    pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
+        self.catalog.diagnostics().await
+    }
+}
+
+enum ReadOutcome {
+    Cancelled,
+    Unchanged(String, u64, i64),
+    Changed(Box<FileUpdate>, Vec<Diagnostic>),
+    Skipped(String, Diagnostic),
+}
+
+/// Read one file, decide whether its content changed, and chunk it if so.
+fn read_and_chunk(file: &WalkedFile, stored: Option<&FileState>, cfg: &ChunkConfig) -> ReadOutcome {
+    let bytes = match std::fs::read(&file.abs) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ReadOutcome::Skipped(
+                file.rel.clone(),
+                Diagnostic::new(&file.rel, DiagnosticKind::Vanished, "deleted while indexing"),
+            );
+        }
+        Err(e) => {
+            return ReadOutcome::Skipped(
+                file.rel.clone(),
+                Diagnostic::new(&file.rel, DiagnosticKind::Unreadable, e),
+            );
+        }
+    };
+    if bytes.len() as u64 > cfg.max_parse_bytes.max(1) as u64 * 64 {
+        // Grew past any sane size between walk and read.
+        return ReadOutcome::Skipped(
+            file.rel.clone(),
+            Diagnostic::new(&file.rel, DiagnosticKind::TooLarge, "grew while indexing"),
+        );
+    }
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return ReadOutcome::Skipped(
+            file.rel.clone(),
+            Diagnostic::new(&file.rel, DiagnosticKind::Binary, "contains NUL bytes"),
+        );
+    }
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let size = bytes.len() as u64;
+    if stored.is_some_and(|s| s.hash == hash) {
+        return ReadOutcome::Unchanged(file.rel.clone(), size, file.mtime_ns);
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            return ReadOutcome::Skipped(
+                file.rel.clone(),
+                Diagnostic::new(
+                    &file.rel,
+                    DiagnosticKind::InvalidUtf8,
+                    format!("not UTF-8 (first bad byte at offset {})", e.utf8_error().valid_up_to()),
+                ),
+            );
+        }
+    };
+    let parsed = chunk_file(&file.rel, &text, cfg);
+    let role = crate::role::role_for_path(&file.rel);
+    let chunks = parsed
+        .chunks
+        .iter()
+        .filter_map(|d| {
+            let piece = text.get(d.start_byte as usize..d.end_byte as usize)?;
+            Some(Chunk {
+                id: 0,
+                path: file.rel.clone(),
+                language: parsed.language.to_owned(),
+                kind: d.kind,
+                symbol: d.symbol.clone(),
+                parent: d.parent.clone(),
+                start_byte: d.start_byte,
+                end_byte: d.end_byte,
+                start_line: d.start_line,
+                end_line: d.end_line,
+                role,
+                text: piece.to_owned(),
+                outline: d.outline.clone(),
+                hash: blake3::hash(piece.as_bytes()).to_hex().to_string(),
+                tokens: u32::try_from(loupe_assemble::tokens::count(loupe_assemble::tokens::Encoding::O200kBase, piece)).unwrap_or(u32::MAX),
+            })
+        })
+        .collect();
+    let warnings = parsed
+        .warnings
+        .iter()
+        .map(|w| Diagnostic::new(&file.rel, DiagnosticKind::Degraded, w))
+        .collect();
+    ReadOutcome::Changed(
+        Box::new(FileUpdate {
+            path: file.rel.clone(),
+            size,
+            mtime_ns: file.mtime_ns,
+            hash,
+            language: parsed.language.to_owned(),
+            role,
+            chunks,
+            defs: parsed.defs,
+            refs: parsed.refs,
+        }),
+        warnings,
+    )
+}

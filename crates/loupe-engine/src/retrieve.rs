@@ -1,0 +1,320 @@
+//! Retrieval: from a question to candidates with their raw signals — the
+//! union of BM25 hits, vector neighbours, symbol-name matches, explicitly
+//! mentioned paths, pinned items and one-hop graph neighbours of the best hits.
+//!
+//! Does not rank for the prompt (that is `loupe_assemble::rank`); the order
+//! returned here is an interim reciprocal-rank fusion so that a plain search
+//! is useful on its own.
+
+use crate::project::Project;
+use crate::{Error, Result};
+use loupe_assemble::{Candidate, ChunkId, Signals};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Reciprocal-rank-fusion constant from Cormack et al. (2009).
+const RRF_K: f32 = 60.0;
+/// Identifiers shorter than this are matched exactly only: fuzzy matching
+/// short names gives noise (`get` ~ `set`).
+const FUZZY_MIN_LEN: usize = 5;
+/// Chunks that reference a hit's symbol, kept per symbol (callers).
+const CALLERS_PER_SYMBOL: u32 = 5;
+/// Primer files, found at any depth (SourcePrep's defaults).
+pub const DEFAULT_PRIMERS: &[&str] = &["AGENTS.md", "PREP_PRIMER.md", "PROJECT_PRIMER.md"];
+
+/// How many hits each source contributes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetrieveLimits {
+    /// BM25 hits.
+    pub bm25: usize,
+    /// Vector neighbours.
+    pub vector: usize,
+    /// Chunks per matched symbol name.
+    pub per_symbol: usize,
+    /// Top fused hits whose graph neighbours are added.
+    pub graph_seeds: usize,
+    /// Chunks per explicitly mentioned path.
+    pub per_path: usize,
+}
+
+impl Default for RetrieveLimits {
+    fn default() -> Self {
+        Self { bm25: 200, vector: 50, per_symbol: 8, graph_seeds: 8, per_path: 40 }
+    }
+}
+
+/// What to look for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetrieveQuery {
+    /// The question as typed (BM25 and vectors use it whole).
+    pub text: String,
+    /// Identifiers found in the question (symbol matching).
+    pub identifiers: Vec<String>,
+    /// Paths (or path suffixes) found in the question.
+    pub paths: Vec<String>,
+    /// Paths the user pinned (`@path`).
+    pub pinned_paths: Vec<String>,
+    /// Symbols the user pinned (`@symbol`).
+    pub pinned_symbols: Vec<String>,
+    /// Primer file names; `None` means [`DEFAULT_PRIMERS`].
+    pub primers: Option<Vec<String>>,
+    /// Per-source limits.
+    pub limits: RetrieveLimits,
+}
+
+/// In-memory map from lower-cased symbol names to the chunks defining them.
+#[derive(Debug, Default)]
+pub struct SymbolTable {
+    by_name: HashMap<String, Vec<ChunkId>>,
+    /// Distinct names grouped by length, for fuzzy matching without a full scan.
+    by_len: BTreeMap<usize, Vec<String>>,
+}
+
+impl SymbolTable {
+    /// Build from (name_lower, chunk id) pairs.
+    pub fn new(pairs: Vec<(String, ChunkId)>) -> Self {
+        let mut by_name: HashMap<String, Vec<ChunkId>> = HashMap::new();
+        for (name, id) in pairs {
+            by_name.entry(name).or_default().push(id);
+        }
+        let mut by_len: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for name in by_name.keys() {
+            by_len.entry(name.chars().count()).or_default().push(name.clone());
+        }
+        for names in by_len.values_mut() {
+            names.sort();
+        }
+        Self { by_name, by_len }
+    }
+
+    /// Chunks defining exactly `name` (case-insensitive).
+    pub fn exact(&self, name: &str) -> &[ChunkId] {
+        self.by_name.get(&name.to_lowercase()).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Names within Levenshtein distance 1 (2 for names of 8+ chars) of
+    /// `name`, excluding `name` itself; empty for names under 5 chars.
+    pub fn fuzzy(&self, name: &str) -> Vec<&str> {
+        let name = name.to_lowercase();
+        let len = name.chars().count();
+        if len < FUZZY_MIN_LEN {
+            return Vec::new();
+        }
+        let max = if len >= 8 { 2 } else { 1 };
+        self.by_len
+            .range(len.saturating_sub(max)..=len + max)
+            .flat_map(|(_, names)| names.iter())
+            .filter(|n| **n != name && strsim::levenshtein(n, &name) <= max)
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct Gathered {
+    signals: HashMap<ChunkId, Signals>,
+}
+
+impl Gathered {
+    fn get(&mut self, id: ChunkId) -> &mut Signals {
+        self.signals.entry(id).or_default()
+    }
+}
+
+fn rrf(rank: Option<u32>) -> f32 {
+    rank.map(|r| 1.0 / (RRF_K + r as f32)).unwrap_or(0.0)
+}
+
+/// The interim order: fused BM25 and vector ranks plus symbol, path and
+/// graph evidence. Used only when no ranking stage runs after retrieval.
+pub fn interim_score(s: &Signals) -> f32 {
+    let mut score = rrf(s.bm25_rank) + rrf(s.vector_rank);
+    if s.symbol_hits > 0 {
+        score += if s.symbol_exact { 2.0 } else { 1.0 } / RRF_K;
+    }
+    score += s.path_hits.min(3) as f32 / RRF_K;
+    if s.graph_distance == Some(1) {
+        score += 0.5 / RRF_K;
+    }
+    if s.pinned {
+        score += 1.0;
+    }
+    score
+}
+
+impl Project {
+    /// Gather candidates for `query`, best first by [`interim_score`].
+    pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
+        let mut g = Gathered::default();
+        let limits = &query.limits;
+
+        // BM25 over the whole question, analysed like the index.
+        let terms = crate::lexical::analyze(&query.text);
+        let extra: Vec<String> =
+            query.identifiers.iter().flat_map(|i| crate::lexical::analyze(i)).collect();
+        let mut all_terms = terms;
+        for t in extra {
+            if !all_terms.contains(&t) {
+                all_terms.push(t);
+            }
+        }
+        let hits = tokio::task::block_in_place(|| self.lexical.search(&all_terms, limits.bm25))?;
+        for (rank, (id, score)) in hits.into_iter().enumerate() {
+            let s = g.get(id);
+            s.bm25 = Some(score);
+            s.bm25_rank = Some(rank as u32 + 1);
+        }
+
+        // Vector neighbours, when an embedder is configured and has vectors.
+        if let Some(embedder) = self.cfg.embedder.clone()
+            && !query.text.trim().is_empty()
+        {
+            let live = Arc::clone(&self.live.read().unwrap_or_else(|e| e.into_inner()));
+            let found = tokio::task::block_in_place(|| -> Result<Vec<(ChunkId, f32)>> {
+                let guard = self.vectors.read().unwrap_or_else(|e| e.into_inner());
+                let Some(index) = guard.as_ref() else { return Ok(Vec::new()) };
+                if index.points() == 0 {
+                    return Ok(Vec::new());
+                }
+                let mut text = query.text.clone();
+                text.truncate(text.floor_char_boundary(4096));
+                let q = embedder.embed(&[text])?;
+                let Some(q) = q.first() else { return Ok(Vec::new()) };
+                Ok(index.search(q, limits.vector, &|id| live.contains(&id)))
+            })?;
+            for (rank, (id, sim)) in found.into_iter().enumerate() {
+                let s = g.get(id);
+                s.vector = Some(sim);
+                s.vector_rank = Some(rank as u32 + 1);
+            }
+        }
+
+        // Symbols named in the question: exact first, then fuzzy.
+        let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
+        for ident in &query.identifiers {
+            for &id in symbols.exact(ident).iter().take(limits.per_symbol) {
+                let s = g.get(id);
+                s.symbol_hits += 1;
+                s.symbol_exact = true;
+            }
+            for name in symbols.fuzzy(ident) {
+                for &id in symbols.exact(name).iter().take(limits.per_symbol) {
+                    g.get(id).symbol_hits += 1;
+                }
+            }
+        }
+
+        // Paths mentioned or pinned.
+        let all_paths = self.catalog.paths().await?;
+        let matching = |needle: &str| -> Vec<String> {
+            let needle = needle.trim_start_matches("./").trim_start_matches('@');
+            all_paths
+                .iter()
+                .filter(|p| {
+                    p.as_str() == needle
+                        || p.ends_with(needle) && p[..p.len() - needle.len()].ends_with('/')
+                })
+                .cloned()
+                .collect()
+        };
+        let mut path_files = Vec::new();
+        for p in &query.paths {
+            path_files.extend(matching(p));
+        }
+        let mut pinned_files = Vec::new();
+        for p in &query.pinned_paths {
+            let found = matching(p);
+            if found.is_empty() {
+                return Err(Error::Request(format!("@{p}: no indexed file has that path")));
+            }
+            pinned_files.extend(found);
+        }
+        let primer_names: Vec<String> = query
+            .primers
+            .clone()
+            .unwrap_or_else(|| DEFAULT_PRIMERS.iter().map(|s| (*s).to_owned()).collect());
+        let primer_files: Vec<String> = all_paths
+            .iter()
+            .filter(|p| {
+                let name = p.rsplit('/').next().unwrap_or(p);
+                primer_names.iter().any(|n| n == name || n == p.as_str())
+            })
+            .cloned()
+            .collect();
+        let wanted: Vec<String> = path_files
+            .iter()
+            .chain(&pinned_files)
+            .chain(&primer_files)
+            .cloned()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        for (chunk, _) in self.catalog.chunks_of_paths(&wanted).await? {
+            let is_pinned = pinned_files.contains(&chunk.path);
+            let is_primer = primer_files.contains(&chunk.path);
+            let mentioned = path_files.contains(&chunk.path);
+            if mentioned || is_pinned || is_primer {
+                let s = g.get(chunk.id);
+                if mentioned {
+                    s.path_hits += 1;
+                }
+                s.pinned |= is_pinned;
+                s.primer |= is_primer;
+            }
+        }
+        for sym in &query.pinned_symbols {
+            let ids = symbols.exact(sym);
+            if ids.is_empty() {
+                return Err(Error::Request(format!("@{sym}: no indexed symbol has that name")));
+            }
+            for &id in ids {
+                g.get(id).pinned = true;
+            }
+        }
+
+        // One hop in the graph from the best hits: what they reference, and
+        // what references them.
+        let mut seeds: Vec<(ChunkId, f32)> =
+            g.signals.iter().map(|(id, s)| (*id, interim_score(s))).collect();
+        seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let seed_ids: Vec<ChunkId> = seeds.iter().take(limits.graph_seeds).map(|x| x.0).collect();
+        for s in &seed_ids {
+            g.get(*s).graph_distance = Some(0);
+        }
+        let mut neighbours = HashSet::new();
+        for (_, name) in self.catalog.refs_from(&seed_ids).await? {
+            neighbours.extend(symbols.exact(&name).iter().take(limits.per_symbol).copied());
+        }
+        let seed_chunks = self.catalog.chunks(&seed_ids).await?;
+        let seed_names: Vec<String> = seed_chunks
+            .iter()
+            .filter_map(|(c, _)| c.symbol.as_ref().map(|s| s.to_lowercase()))
+            .collect();
+        for (_, id) in self.catalog.referrers(&seed_names, CALLERS_PER_SYMBOL).await? {
+            neighbours.insert(id);
+        }
+        for id in neighbours {
+            let s = g.get(id);
+            if s.graph_distance.is_none() {
+                s.graph_distance = Some(1);
+            }
+        }
+
+        // Materialise.
+        let ids: Vec<ChunkId> = g.signals.keys().copied().collect();
+        let mut out = Vec::with_capacity(ids.len());
+        for (chunk, mtime_ns) in self.catalog.chunks(&ids).await? {
+            let mut signals = g.signals.remove(&chunk.id).unwrap_or_default();
+            signals.mtime = mtime_ns / 1_000_000_000;
+            out.push(Candidate { chunk, signals });
+        }
+        out.sort_by(|a, b| {
+            interim_score(&b.signals)
+                .total_cmp(&interim_score(&a.signals))
+                .then_with(|| a.chunk.path.cmp(&b.chunk.path))
+                .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+        });
+        Ok(out)
+    }
+}
