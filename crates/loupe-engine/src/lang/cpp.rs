@@ -1,0 +1,23 @@
+//! C++: the static language config. Holds data only; the chunker interprets it.
+
+use super::{BodyStyle, LanguageConfig};
+use std::sync::OnceLock;
+
+/// C++.
+pub static CPP: LanguageConfig = LanguageConfig {
+    name: "cpp",
+    extensions: &[
+        "cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "inl",
+    ],
+    file_names: &[],
+    grammar: || tree_sitter_cpp::LANGUAGE.into(),
+    defs_query: include_str!("queries/cpp_defs.scm"),
+    refs_query: include_str!("queries/cpp_refs.scm"),
+    comment_kinds: &["comment"],
+    attach_kinds: &[],
+    doc_prefixes: &[],
+    inner_doc_prefixes: &[],
+    import_kinds: &["preproc_include", "using_declaration"],
+    body_style: BodyStyle::Braces,
+    compiled: OnceLock::new(),
+};

@@ -1,0 +1,10 @@
+; Python references.
+(call function: (identifier) @reference.call)
+(call function: (attribute attribute: (identifier) @reference.call))
+(import_statement name: (dotted_name (identifier) @reference.import .))
+(import_statement name: (aliased_import name: (dotted_name (identifier) @reference.import .)))
+(import_from_statement name: (dotted_name (identifier) @reference.import .))
+(import_from_statement name: (aliased_import name: (dotted_name (identifier) @reference.import .)))
+(import_from_statement module_name: (dotted_name (identifier) @reference.import .))
+(type (identifier) @reference.type)
+(class_definition superclasses: (argument_list (identifier) @reference.type))

@@ -1,0 +1,3 @@
+//! The engine's integration tests: one binary, one module per stage.
+
+mod chunk;
