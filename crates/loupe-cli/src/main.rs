@@ -1,2 +1,111 @@
-//! The `loupe` binary.
-fn main() {}
+//! The `loupe` binary: a thin shell over `loupe-engine` and `loupe-assemble`.
+//!
+//! Each subcommand parses its flags, builds the engine's config, makes one
+//! engine call and prints the result. No indexing or ranking logic lives here.
+
+mod commands;
+mod progress;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Show exactly what code context an LLM will see, and shape it.
+#[derive(Parser, Debug)]
+#[command(name = "loupe", version, about)]
+pub struct Cli {
+    /// Where indexes live (default: $XDG_DATA_HOME/loupe).
+    #[arg(long, global = true, env = "LOUPE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Which embedder computes vectors.
+    #[arg(long, global = true, value_enum, default_value_t = EmbedderArg::Bundled)]
+    pub embedder: EmbedderArg,
+    /// Base URL of an OpenAI-compatible embeddings API (with --embedder http).
+    #[arg(long, global = true, env = "LOUPE_EMBED_URL")]
+    pub embed_url: Option<String>,
+    /// Model name for the embeddings API (with --embedder http).
+    #[arg(long, global = true, env = "LOUPE_EMBED_MODEL")]
+    pub embed_model: Option<String>,
+    /// Skip files larger than this many bytes.
+    #[arg(long, global = true, default_value_t = 1 << 20)]
+    pub max_file_bytes: u64,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Embedder choices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EmbedderArg {
+    /// The bundled MiniLM model (no download).
+    Bundled,
+    /// An OpenAI-compatible HTTP endpoint (--embed-url, --embed-model).
+    Http,
+    /// No vectors: lexical, symbol and graph signals only.
+    None,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Index a folder (incrementally: only changed files are re-read).
+    Index {
+        /// The project folder.
+        path: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what is indexed and which signals are ready.
+    Status {
+        /// The project folder.
+        path: PathBuf,
+        /// List every diagnostic (skipped or degraded file).
+        #[arg(long)]
+        diagnostics: bool,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Retrieve the candidate chunks for a question, with their signals.
+    Search {
+        /// The project folder.
+        path: PathBuf,
+        /// The question.
+        question: String,
+        /// How many candidates to print.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Keep the index fresh while files change (Ctrl+C stops).
+    Watch {
+        /// The project folder.
+        path: PathBuf,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("LOUPE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(commands::dispatch(cli))
+}

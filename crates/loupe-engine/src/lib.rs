@@ -23,6 +23,7 @@ pub mod role;
 pub mod store;
 pub mod vectors;
 pub mod walk;
+pub mod watch;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};

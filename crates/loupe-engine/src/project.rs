@@ -52,7 +52,10 @@ impl std::fmt::Debug for ProjectConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProjectConfig")
             .field("data_root", &self.data_root)
-            .field("embedder", &self.embedder.as_ref().map(|e| e.model_id().to_owned()))
+            .field(
+                "embedder",
+                &self.embedder.as_ref().map(|e| e.model_id().to_owned()),
+            )
             .finish()
     }
 }
@@ -154,7 +157,10 @@ pub struct Project {
 
 impl std::fmt::Debug for Project {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Project").field("root", &self.root).field("dir", &self.dir).finish()
+        f.debug_struct("Project")
+            .field("root", &self.root)
+            .field("dir", &self.dir)
+            .finish()
     }
 }
 
@@ -189,15 +195,19 @@ impl Project {
                         store::quarantine(&p)?;
                     }
                 }
-                recovered.push(format!("catalog could not be opened ({e}); rebuilt from scratch"));
+                recovered.push(format!(
+                    "catalog could not be opened ({e}); rebuilt from scratch"
+                ));
                 Catalog::open(&catalog_path).await?
             }
         };
-        if catalog.meta("index_version").await?.as_deref() != Some(INDEX_VERSION) {
-            if catalog.meta("index_version").await?.is_some() {
+        let version = catalog.meta("index_version").await?;
+        if version.as_deref() != Some(INDEX_VERSION) {
+            // A fresh catalog has nothing to clear; an old one is re-indexed.
+            if version.is_some() {
                 recovered.push("index format changed; re-indexing".into());
+                catalog.clear_index().await?;
             }
-            catalog.clear_index().await?;
             for sub in ["lexical", "vectors"] {
                 let p = dir.join(sub);
                 if p.exists() {
@@ -228,12 +238,16 @@ impl Project {
         match state {
             OpenState::Current => {}
             OpenState::Stale => {
-                project.recovered.push("lexical index was behind the catalog; rebuilt".into());
+                project
+                    .recovered
+                    .push("lexical index was behind the catalog; rebuilt".into());
                 project.rebuild_lexical(generation).await?;
             }
             OpenState::Recreated(reason) => {
                 if generation > 0 {
-                    project.recovered.push(format!("lexical index rebuilt: {reason}"));
+                    project
+                        .recovered
+                        .push(format!("lexical index rebuilt: {reason}"));
                 }
                 project.rebuild_lexical(generation).await?;
             }
@@ -283,7 +297,9 @@ impl Project {
     }
 
     async fn load_vectors(&self, generation: u64) -> Result<()> {
-        let Some(embedder) = self.cfg.embedder.clone() else { return Ok(()) };
+        let Some(embedder) = self.cfg.embedder.clone() else {
+            return Ok(());
+        };
         let dir = self.dir.join("vectors");
         let model = embedder.model_id().to_owned();
         let loaded = {
@@ -318,7 +334,11 @@ impl Project {
 
     /// Bring the index up to date with the folder: re-chunk what changed,
     /// drop what is gone, embed what is new. Safe to cancel at any point.
-    pub async fn index(&self, progress: ProgressSink<'_>, cancel: &CancelToken) -> Result<IndexReport> {
+    pub async fn index(
+        &self,
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<IndexReport> {
         let _guard = self.write.lock().await;
         let _lock = WriteLock::acquire(&self.dir)?;
         let mut report = IndexReport::default();
@@ -338,7 +358,11 @@ impl Project {
         let states = self.catalog.file_states().await?;
         let seen: HashSet<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
         let mut changes = ChangeSet {
-            deletes: states.keys().filter(|p| !seen.contains(p.as_str())).cloned().collect(),
+            deletes: states
+                .keys()
+                .filter(|p| !seen.contains(p.as_str()))
+                .cloned()
+                .collect(),
             ..ChangeSet::default()
         };
         changes.deletes.sort();
@@ -346,12 +370,18 @@ impl Project {
             .files
             .iter()
             .filter(|f| {
-                states.get(&f.rel).is_none_or(|s| s.size != f.size || s.mtime_ns != f.mtime_ns)
+                states
+                    .get(&f.rel)
+                    .is_none_or(|s| s.size != f.size || s.mtime_ns != f.mtime_ns)
             })
             .collect();
         report.files_unchanged = (walked.files.len() - to_read.len()) as u64;
         let total = to_read.len() as u64;
-        progress(Progress { stage: Stage::Parse, done: 0, total: Some(total) });
+        progress(Progress {
+            stage: Stage::Parse,
+            done: 0,
+            total: Some(total),
+        });
         let done = std::sync::atomic::AtomicU64::new(0);
         let chunk_cfg = &self.cfg.chunk;
         let outcomes: Vec<ReadOutcome> = tokio::task::block_in_place(|| {
@@ -363,7 +393,11 @@ impl Project {
                     }
                     let out = read_and_chunk(file, states.get(&file.rel), chunk_cfg);
                     let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(Progress { stage: Stage::Parse, done: n, total: Some(total) });
+                    progress(Progress {
+                        stage: Stage::Parse,
+                        done: n,
+                        total: Some(total),
+                    });
                     out
                 })
                 .collect()
@@ -397,7 +431,11 @@ impl Project {
         cancel.check()?;
 
         let started = Instant::now();
-        progress(Progress { stage: Stage::Commit, done: 0, total: Some(1) });
+        progress(Progress {
+            stage: Stage::Commit,
+            done: 0,
+            total: Some(1),
+        });
         changes.diagnostics = Some(diagnostics.clone());
         let changes_chunks = changes.changes_chunks();
         let applied = self.catalog.apply(changes).await?;
@@ -416,14 +454,21 @@ impl Project {
         }
         self.refresh_memory().await?;
         report.times.commit = started.elapsed();
-        progress(Progress { stage: Stage::Commit, done: 1, total: Some(1) });
+        progress(Progress {
+            stage: Stage::Commit,
+            done: 1,
+            total: Some(1),
+        });
         report.generation = applied.generation;
         report.diagnostics = diagnostics;
 
         if let Some(embedder) = self.cfg.embedder.clone() {
             let started = Instant::now();
             let inserted = applied.inserted.len() as u64;
-            match self.embed_missing(embedder.as_ref(), progress, cancel).await {
+            match self
+                .embed_missing(embedder.as_ref(), progress, cancel)
+                .await
+            {
                 Ok(n) => report.chunks_embedded = n,
                 Err(Error::Cancelled) => report.embedding_incomplete = true,
                 Err(e) => return Err(e),
@@ -431,11 +476,20 @@ impl Project {
             report.embeddings_cached = inserted.saturating_sub(report.chunks_embedded);
             report.times.embed = started.elapsed();
             let started = Instant::now();
-            progress(Progress { stage: Stage::Vectors, done: 0, total: Some(1) });
-            self.update_vectors(embedder.as_ref(), applied.generation).await?;
+            progress(Progress {
+                stage: Stage::Vectors,
+                done: 0,
+                total: Some(1),
+            });
+            self.update_vectors(embedder.as_ref(), applied.generation)
+                .await?;
             report.times.vectors = started.elapsed();
         }
-        progress(Progress { stage: Stage::Done, done: 1, total: Some(1) });
+        progress(Progress {
+            stage: Stage::Done,
+            done: 1,
+            total: Some(1),
+        });
         Ok(report)
     }
 
@@ -452,10 +506,17 @@ impl Project {
         // Identical content appears more than once (license headers, vendored
         // copies): embed each hash once.
         let mut seen = HashSet::new();
-        let todo: Vec<&Chunk> = missing.iter().filter(|c| seen.insert(c.hash.as_str())).collect();
+        let todo: Vec<&Chunk> = missing
+            .iter()
+            .filter(|c| seen.insert(c.hash.as_str()))
+            .collect();
         let total = todo.len() as u64;
         let mut done = 0u64;
-        progress(Progress { stage: Stage::Embed, done, total: Some(total) });
+        progress(Progress {
+            stage: Stage::Embed,
+            done,
+            total: Some(total),
+        });
         for batch in todo.chunks(EMBED_BATCH) {
             cancel.check()?;
             let texts: Vec<String> = batch.iter().map(|c| embed_text(c)).collect();
@@ -464,7 +525,11 @@ impl Project {
                 batch.iter().map(|c| c.hash.clone()).zip(vectors).collect();
             self.catalog.store_embeddings(&model, &items).await?;
             done += batch.len() as u64;
-            progress(Progress { stage: Stage::Embed, done, total: Some(total) });
+            progress(Progress {
+                stage: Stage::Embed,
+                done,
+                total: Some(total),
+            });
         }
         Ok(done)
     }
@@ -481,8 +546,15 @@ impl Project {
         if points == 0 || dead as f64 > MAX_DEAD_FRACTION * points as f64 {
             return self.rebuild_vectors(embedder, generation).await;
         }
-        let missing: Vec<ChunkId> = live.iter().filter(|id| !present.contains(id)).copied().collect();
-        let vectors = self.catalog.vectors_of(embedder.model_id(), &missing).await?;
+        let missing: Vec<ChunkId> = live
+            .iter()
+            .filter(|id| !present.contains(id))
+            .copied()
+            .collect();
+        let vectors = self
+            .catalog
+            .vectors_of(embedder.model_id(), &missing)
+            .await?;
         let index = lock_mut(&self.vectors).take();
         let Some(mut index) = index else {
             return self.rebuild_vectors(embedder, generation).await;
@@ -544,7 +616,11 @@ fn read_and_chunk(file: &WalkedFile, stored: Option<&FileState>, cfg: &ChunkConf
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return ReadOutcome::Skipped(
                 file.rel.clone(),
-                Diagnostic::new(&file.rel, DiagnosticKind::Vanished, "deleted while indexing"),
+                Diagnostic::new(
+                    &file.rel,
+                    DiagnosticKind::Vanished,
+                    "deleted while indexing",
+                ),
             );
         }
         Err(e) => {
@@ -580,7 +656,10 @@ fn read_and_chunk(file: &WalkedFile, stored: Option<&FileState>, cfg: &ChunkConf
                 Diagnostic::new(
                     &file.rel,
                     DiagnosticKind::InvalidUtf8,
-                    format!("not UTF-8 (first bad byte at offset {})", e.utf8_error().valid_up_to()),
+                    format!(
+                        "not UTF-8 (first bad byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ),
                 ),
             );
         }
@@ -607,7 +686,11 @@ fn read_and_chunk(file: &WalkedFile, stored: Option<&FileState>, cfg: &ChunkConf
                 text: piece.to_owned(),
                 outline: d.outline.clone(),
                 hash: blake3::hash(piece.as_bytes()).to_hex().to_string(),
-                tokens: u32::try_from(loupe_assemble::tokens::count(loupe_assemble::tokens::Encoding::O200kBase, piece)).unwrap_or(u32::MAX),
+                tokens: u32::try_from(loupe_assemble::tokens::count(
+                    loupe_assemble::tokens::Encoding::O200kBase,
+                    piece,
+                ))
+                .unwrap_or(u32::MAX),
             })
         })
         .collect();

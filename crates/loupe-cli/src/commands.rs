@@ -1,0 +1,214 @@
+//! Subcommand bodies: build config, call the engine once, print.
+
+use crate::progress::Bar;
+use crate::{Cli, Command, EmbedderArg};
+use anyhow::{Context, Result, bail};
+use loupe_engine::embed::{Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder};
+use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Timeout for one request to an HTTP embedder.
+const HTTP_EMBED_TIMEOUT_SECS: u64 = 60;
+
+/// Run one subcommand.
+pub async fn dispatch(cli: Cli) -> Result<()> {
+    match &cli.command {
+        Command::Index { path, json } => index(&cli, path, *json).await,
+        Command::Status { path, diagnostics, json } => status(&cli, path, *diagnostics, *json).await,
+        Command::Search { path, question, limit, json } => {
+            search(&cli, path, question, *limit, *json).await
+        }
+        Command::Watch { path } => watch(&cli, path).await,
+    }
+}
+
+fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
+    Ok(match cli.embedder {
+        EmbedderArg::None => None,
+        EmbedderArg::Bundled => {
+            Some(Arc::new(PocketEmbedder::new().context("loading the bundled embedder")?))
+        }
+        EmbedderArg::Http => {
+            let (Some(url), Some(model)) = (&cli.embed_url, &cli.embed_model) else {
+                bail!("--embedder http needs --embed-url and --embed-model");
+            };
+            let cfg = HttpEmbedderConfig {
+                base_url: url.clone(),
+                model: model.clone(),
+                api_key: std::env::var("LOUPE_EMBED_API_KEY").ok(),
+                timeout_secs: HTTP_EMBED_TIMEOUT_SECS,
+            };
+            Some(Arc::new(HttpEmbedder::new(cfg).with_context(|| format!("connecting to {url}"))?))
+        }
+    })
+}
+
+async fn open(cli: &Cli, path: &Path) -> Result<Project> {
+    let data_root = cli.data_dir.clone().unwrap_or_else(loupe_engine::store::default_data_root);
+    let mut cfg = ProjectConfig::new(data_root);
+    cfg.walk.max_file_bytes = cli.max_file_bytes;
+    cfg.embedder = embedder(cli)?;
+    let project = Project::open(path, cfg)
+        .await
+        .with_context(|| format!("opening the index of {}", path.display()))?;
+    let status = project.status().await?;
+    for note in &status.recovered {
+        eprintln!("note: {note}");
+    }
+    Ok(project)
+}
+
+fn cancel_on_ctrl_c() -> CancelToken {
+    let cancel = CancelToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ncancelling…");
+            c.cancel();
+        }
+    });
+    cancel
+}
+
+async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
+    let project = open(cli, path).await?;
+    let cancel = cancel_on_ctrl_c();
+    let bar = Bar::new();
+    let sink = |p| bar.update(p);
+    let result = project.index(&sink, &cancel).await;
+    bar.finish();
+    let report = result.with_context(|| format!("indexing {}", path.display()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn print_report(r: &IndexReport) {
+    println!(
+        "{} files: {} changed, {} unchanged, {} deleted; {} chunks written",
+        r.files_seen, r.files_changed, r.files_unchanged, r.files_deleted, r.chunks_added
+    );
+    if r.chunks_embedded + r.embeddings_cached > 0 || r.embedding_incomplete {
+        println!(
+            "embeddings: {} computed, {} from cache{}",
+            r.chunks_embedded,
+            r.embeddings_cached,
+            if r.embedding_incomplete { " (cancelled: lexical search is complete)" } else { "" }
+        );
+    }
+    let t = &r.times;
+    println!(
+        "time: walk {:.0?}, parse {:.0?}, commit {:.0?}, embed {:.0?}, vectors {:.0?}",
+        t.walk, t.parse, t.commit, t.embed, t.vectors
+    );
+    if !r.diagnostics.is_empty() {
+        let mut counts = std::collections::BTreeMap::new();
+        for d in &r.diagnostics {
+            *counts.entry(d.kind.as_str()).or_insert(0) += 1;
+        }
+        let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        println!("skipped or degraded: {} (see `loupe status --diagnostics`)", parts.join(", "));
+    }
+}
+
+async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result<()> {
+    let project = open(cli, path).await?;
+    let status = project.status().await?;
+    let diags = if diagnostics { project.diagnostics().await? } else { Vec::new() };
+    if json {
+        let value = serde_json::json!({ "status": status, "diagnostics": diags });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!("project:  {}", status.root.display());
+    println!("index:    {}", status.data_dir.display());
+    println!("files:    {}   chunks: {}   generation: {}", status.files, status.chunks, status.generation);
+    println!("lexical:  {} chunks", status.lexical_chunks);
+    match &status.vector_model {
+        Some(model) => println!(
+            "vectors:  {}/{} chunks ({model}){}",
+            status.vector_chunks,
+            status.chunks,
+            if status.vectors_ready { "" } else { " — run `loupe index` to finish" }
+        ),
+        None => println!("vectors:  off"),
+    }
+    println!("diagnostics: {}", status.diagnostics);
+    for d in diags {
+        println!("  {:<13} {}  {}", d.kind.as_str(), d.path, d.message);
+    }
+    Ok(())
+}
+
+async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool) -> Result<()> {
+    if question.trim().is_empty() {
+        bail!("the question is empty");
+    }
+    let project = open(cli, path).await?;
+    let query = RetrieveQuery { text: question.to_owned(), ..RetrieveQuery::default() };
+    let candidates = project.retrieve(&query).await?;
+    let shown = &candidates[..candidates.len().min(limit)];
+    if json {
+        let rows: Vec<serde_json::Value> = shown
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "path": c.chunk.path,
+                    "start_line": c.chunk.start_line,
+                    "end_line": c.chunk.end_line,
+                    "kind": c.chunk.kind,
+                    "symbol": c.chunk.symbol,
+                    "tokens": c.chunk.tokens,
+                    "signals": c.signals,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    if candidates.is_empty() {
+        println!("no candidates: nothing in the index matches this question");
+        return Ok(());
+    }
+    println!("{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}", "#", "chunk", "symbol", "bm25", "vec", "sym", "hop");
+    for (i, c) in shown.iter().enumerate() {
+        let s = &c.signals;
+        let loc = format!("{}:{}-{}", c.chunk.path, c.chunk.start_line, c.chunk.end_line);
+        println!(
+            "{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}",
+            i + 1,
+            loc,
+            c.chunk.symbol.as_deref().unwrap_or("-"),
+            s.bm25.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
+            s.vector.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
+            s.symbol_hits,
+            s.graph_distance.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
+        );
+    }
+    println!("{} candidates in all", candidates.len());
+    Ok(())
+}
+
+async fn watch(cli: &Cli, path: &Path) -> Result<()> {
+    let project = Arc::new(open(cli, path).await?);
+    let cancel = cancel_on_ctrl_c();
+    let report = project.index(&loupe_engine::progress::no_progress, &cancel).await?;
+    print_report(&report);
+    println!("watching {} (Ctrl+C stops)", project.root().display());
+    let handle = loupe_engine::watch::watch(Arc::clone(&project), |event| match event {
+        loupe_engine::watch::WatchEvent::Changed(paths) => {
+            println!("changed: {} path(s)", paths.len());
+        }
+        loupe_engine::watch::WatchEvent::Indexed(r) => print_report(&r),
+        loupe_engine::watch::WatchEvent::Failed(e) => eprintln!("error: {e}"),
+    })?;
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    handle.stop().await;
+    Ok(())
+}
