@@ -6,6 +6,7 @@
 //! *Architecture invariant:* this crate does no I/O and knows no store. The
 //! same input gives the same output, byte for byte.
 
+pub mod classify;
 pub mod error;
 pub mod model;
 pub mod models;
