@@ -149,7 +149,7 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
         bail!("the question is empty");
     }
     let project = open(cli, path).await?;
-    let query = RetrieveQuery { text: question.to_owned(), ..RetrieveQuery::default() };
+    let query = RetrieveQuery::from_question(question);
     let candidates = project.retrieve(&query).await?;
     let shown = &candidates[..candidates.len().min(limit)];
     if json {

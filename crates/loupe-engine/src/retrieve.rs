@@ -8,6 +8,7 @@
 
 use crate::project::Project;
 use crate::{Error, Result};
+use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -40,7 +41,13 @@ pub struct RetrieveLimits {
 
 impl Default for RetrieveLimits {
     fn default() -> Self {
-        Self { bm25: 200, vector: 50, per_symbol: 8, graph_seeds: 8, per_path: 40 }
+        Self {
+            bm25: 200,
+            vector: 50,
+            per_symbol: 8,
+            graph_seeds: 8,
+            per_path: 40,
+        }
     }
 }
 
@@ -63,6 +70,49 @@ pub struct RetrieveQuery {
     pub limits: RetrieveLimits,
 }
 
+impl RetrieveQuery {
+    /// Analyse a question (identifiers, paths, `@` mentions) into a query
+    /// with default limits.
+    pub fn from_question(text: &str) -> Self {
+        let analysis = loupe_assemble::classify::analyze(text);
+        Self::from_analysis(text, &analysis)
+    }
+
+    /// Build a query from an existing analysis of `text`.
+    pub fn from_analysis(text: &str, analysis: &QueryAnalysis) -> Self {
+        let mut q = Self {
+            text: text.to_owned(),
+            ..Self::default()
+        };
+        q.identifiers = analysis.identifiers.clone();
+        q.paths = analysis
+            .paths
+            .iter()
+            .map(|p| strip_line_suffix(p).to_owned())
+            .collect();
+        for m in &analysis.mentions {
+            match m.kind {
+                MentionKind::Path => q.pinned_paths.push(m.value.clone()),
+                MentionKind::Symbol => q.pinned_symbols.push(m.value.clone()),
+            }
+        }
+        q
+    }
+}
+
+/// `src/lib.rs:12:5` → `src/lib.rs`.
+fn strip_line_suffix(path: &str) -> &str {
+    let mut p = path;
+    while let Some((head, tail)) = p.rsplit_once(':') {
+        if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) {
+            p = head;
+        } else {
+            break;
+        }
+    }
+    p
+}
+
 /// In-memory map from lower-cased symbol names to the chunks defining them.
 #[derive(Debug, Default)]
 pub struct SymbolTable {
@@ -80,7 +130,10 @@ impl SymbolTable {
         }
         let mut by_len: BTreeMap<usize, Vec<String>> = BTreeMap::new();
         for name in by_name.keys() {
-            by_len.entry(name.chars().count()).or_default().push(name.clone());
+            by_len
+                .entry(name.chars().count())
+                .or_default()
+                .push(name.clone());
         }
         for names in by_len.values_mut() {
             names.sort();
@@ -90,7 +143,10 @@ impl SymbolTable {
 
     /// Chunks defining exactly `name` (case-insensitive).
     pub fn exact(&self, name: &str) -> &[ChunkId] {
-        self.by_name.get(&name.to_lowercase()).map(Vec::as_slice).unwrap_or(&[])
+        self.by_name
+            .get(&name.to_lowercase())
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// Names within Levenshtein distance 1 (2 for names of 8+ chars) of
@@ -151,8 +207,11 @@ impl Project {
 
         // BM25 over the whole question, analysed like the index.
         let terms = crate::lexical::analyze(&query.text);
-        let extra: Vec<String> =
-            query.identifiers.iter().flat_map(|i| crate::lexical::analyze(i)).collect();
+        let extra: Vec<String> = query
+            .identifiers
+            .iter()
+            .flat_map(|i| crate::lexical::analyze(i))
+            .collect();
         let mut all_terms = terms;
         for t in extra {
             if !all_terms.contains(&t) {
@@ -173,14 +232,18 @@ impl Project {
             let live = Arc::clone(&self.live.read().unwrap_or_else(|e| e.into_inner()));
             let found = tokio::task::block_in_place(|| -> Result<Vec<(ChunkId, f32)>> {
                 let guard = self.vectors.read().unwrap_or_else(|e| e.into_inner());
-                let Some(index) = guard.as_ref() else { return Ok(Vec::new()) };
+                let Some(index) = guard.as_ref() else {
+                    return Ok(Vec::new());
+                };
                 if index.points() == 0 {
                     return Ok(Vec::new());
                 }
                 let mut text = query.text.clone();
                 text.truncate(text.floor_char_boundary(4096));
                 let q = embedder.embed(&[text])?;
-                let Some(q) = q.first() else { return Ok(Vec::new()) };
+                let Some(q) = q.first() else {
+                    return Ok(Vec::new());
+                };
                 Ok(index.search(q, limits.vector, &|id| live.contains(&id)))
             })?;
             for (rank, (id, sim)) in found.into_iter().enumerate() {
@@ -226,7 +289,9 @@ impl Project {
         for p in &query.pinned_paths {
             let found = matching(p);
             if found.is_empty() {
-                return Err(Error::Request(format!("@{p}: no indexed file has that path")));
+                return Err(Error::Request(format!(
+                    "@{p}: no indexed file has that path"
+                )));
             }
             pinned_files.extend(found);
         }
@@ -266,7 +331,9 @@ impl Project {
         for sym in &query.pinned_symbols {
             let ids = symbols.exact(sym);
             if ids.is_empty() {
-                return Err(Error::Request(format!("@{sym}: no indexed symbol has that name")));
+                return Err(Error::Request(format!(
+                    "@{sym}: no indexed symbol has that name"
+                )));
             }
             for &id in ids {
                 g.get(id).pinned = true;
@@ -275,8 +342,11 @@ impl Project {
 
         // One hop in the graph from the best hits: what they reference, and
         // what references them.
-        let mut seeds: Vec<(ChunkId, f32)> =
-            g.signals.iter().map(|(id, s)| (*id, interim_score(s))).collect();
+        let mut seeds: Vec<(ChunkId, f32)> = g
+            .signals
+            .iter()
+            .map(|(id, s)| (*id, interim_score(s)))
+            .collect();
         seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let seed_ids: Vec<ChunkId> = seeds.iter().take(limits.graph_seeds).map(|x| x.0).collect();
         for s in &seed_ids {
@@ -291,7 +361,11 @@ impl Project {
             .iter()
             .filter_map(|(c, _)| c.symbol.as_ref().map(|s| s.to_lowercase()))
             .collect();
-        for (_, id) in self.catalog.referrers(&seed_names, CALLERS_PER_SYMBOL).await? {
+        for (_, id) in self
+            .catalog
+            .referrers(&seed_names, CALLERS_PER_SYMBOL)
+            .await?
+        {
             neighbours.insert(id);
         }
         for id in neighbours {

@@ -91,9 +91,20 @@ pub fn normalize(v: &mut [f32]) -> bool {
 impl VectorIndex {
     /// An empty index for vectors of `dim` coordinates from `model`.
     pub fn new(model: &str, dim: usize, capacity: usize) -> Self {
-        let hnsw =
-            Hnsw::new(MAX_CONNECTIONS, capacity.max(1024), MAX_LAYERS, EF_CONSTRUCTION, UnitDot);
-        Self { hnsw, model: model.to_owned(), dim, points: 0, ids: HashSet::new() }
+        let hnsw = Hnsw::new(
+            MAX_CONNECTIONS,
+            capacity.max(1024),
+            MAX_LAYERS,
+            EF_CONSTRUCTION,
+            UnitDot,
+        );
+        Self {
+            hnsw,
+            model: model.to_owned(),
+            dim,
+            points: 0,
+            ids: HashSet::new(),
+        }
     }
 
     /// The embedding model these vectors come from.
@@ -125,7 +136,11 @@ impl VectorIndex {
         let refs: Vec<(&Vec<f32>, usize)> = prepared.iter().map(|(v, id)| (v, *id)).collect();
         self.hnsw.parallel_insert(&refs);
         self.points += refs.len();
-        self.ids.extend(prepared.iter().filter_map(|(_, id)| i64::try_from(*id).ok()));
+        self.ids.extend(
+            prepared
+                .iter()
+                .filter_map(|(_, id)| i64::try_from(*id).ok()),
+        );
     }
 
     /// The `k` nearest live chunks to `query`, as (id, cosine similarity),
@@ -144,7 +159,9 @@ impl VectorIndex {
             return Vec::new();
         }
         let filter = |id: &usize| i64::try_from(*id).is_ok_and(live);
-        let found = self.hnsw.search_filter(&q, k, EF_SEARCH.max(k), Some(&filter));
+        let found = self
+            .hnsw
+            .search_filter(&q, k, EF_SEARCH.max(k), Some(&filter));
         found
             .into_iter()
             .filter_map(|n| Some((i64::try_from(n.d_id).ok()?, 1.0 - n.distance)))
@@ -158,14 +175,17 @@ impl VectorIndex {
         let old = sibling(dir, "old");
         remove_dir_if_exists(&tmp)?;
         fs::create_dir_all(&tmp).map_err(|e| io("create vector dump dir", &tmp, e))?;
-        let written = self
-            .hnsw
-            .file_dump(&tmp, BASENAME)
-            .map_err(|e| Error::Vectors(format!("dump failed: {e}")))?;
         let mut files = Vec::new();
-        for suffix in [".hnsw.graph", ".hnsw.data"] {
-            let name = format!("{written}{suffix}");
-            files.push((name.clone(), checksum(&tmp.join(&name))?));
+        // hnsw_rs refuses to dump an empty graph; the manifest alone says "empty".
+        if self.points > 0 {
+            let written = self
+                .hnsw
+                .file_dump(&tmp, BASENAME)
+                .map_err(|e| Error::Vectors(format!("dump failed: {e}")))?;
+            for suffix in [".hnsw.graph", ".hnsw.data"] {
+                let name = format!("{written}{suffix}");
+                files.push((name.clone(), checksum(&tmp.join(&name))?));
+            }
         }
         let manifest = Manifest {
             generation,
@@ -193,8 +213,12 @@ impl VectorIndex {
     /// Load the index saved in `dir` if it is intact, made for `generation`
     /// and `model`. `Ok(None)` means missing, stale or damaged: rebuild it.
     pub fn load(dir: &Path, generation: u64, model: &str) -> Result<Option<Self>> {
-        let Ok(bytes) = fs::read(dir.join(MANIFEST)) else { return Ok(None) };
-        let Ok(manifest) = serde_json::from_slice::<Manifest>(&bytes) else { return Ok(None) };
+        let Ok(bytes) = fs::read(dir.join(MANIFEST)) else {
+            return Ok(None);
+        };
+        let Ok(manifest) = serde_json::from_slice::<Manifest>(&bytes) else {
+            return Ok(None);
+        };
         if manifest.generation != generation || manifest.model != model {
             return Ok(None);
         }
@@ -234,13 +258,20 @@ impl VectorIndex {
 }
 
 fn sibling(dir: &Path, suffix: &str) -> PathBuf {
-    let mut name = dir.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!(".{suffix}"));
     dir.with_file_name(name)
 }
 
 fn io(what: &'static str, path: &Path, source: std::io::Error) -> Error {
-    Error::Io { what, path: path.to_path_buf(), source }
+    Error::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn remove_dir_if_exists(dir: &Path) -> Result<()> {
@@ -254,7 +285,9 @@ fn remove_dir_if_exists(dir: &Path) -> Result<()> {
 fn checksum(path: &Path) -> Result<String> {
     let mut hasher = blake3::Hasher::new();
     let file = fs::File::open(path).map_err(|e| io("checksum vector index", path, e))?;
-    hasher.update_reader(file).map_err(|e| io("checksum vector index", path, e))?;
+    hasher
+        .update_reader(file)
+        .map_err(|e| io("checksum vector index", path, e))?;
     Ok(hasher.finalize().to_hex().to_string())
 }
 

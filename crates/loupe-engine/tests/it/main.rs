@@ -1,3 +1,10 @@
 //! The engine's integration tests: one binary, one module per stage.
+#![allow(
+    clippy::unwrap_used,
+    missing_docs,
+    reason = "tests fail loudly on unwrap; helpers need no docs"
+)]
 
 mod chunk;
+mod index;
+mod support;

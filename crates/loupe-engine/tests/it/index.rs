@@ -1,0 +1,390 @@
+//! Indexing: incremental updates, the embedding cache, bad input, recovery
+//! from damaged indexes.
+
+use crate::support::*;
+use loupe_engine::{DiagnosticKind, RetrieveQuery};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// (path → chunk ids) from a search that returns everything.
+async fn ids_by_path(p: &loupe_engine::Project) -> BTreeMap<String, Vec<i64>> {
+    let paths = p.catalog().paths().await.unwrap();
+    let chunks = p.catalog().chunks_of_paths(&paths).await.unwrap();
+    let mut out: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for (c, _) in chunks {
+        out.entry(c.path).or_default().push(c.id);
+    }
+    out
+}
+
+async fn search_paths(p: &loupe_engine::Project, q: &str) -> Vec<String> {
+    let found = p.retrieve(&RetrieveQuery::from_question(q)).await.unwrap();
+    found.into_iter().map(|c| c.chunk.path).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_add_delete_rename_touch_exactly_the_affected_chunks() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(CountingEmbedder::default());
+    let p = env.open(Some(embedder.clone())).await;
+    let first = index(&p).await;
+    assert_eq!(first.files_changed, 4);
+    let before = ids_by_path(&p).await;
+    let embedded_first = embedder.calls.load(Ordering::SeqCst);
+    assert!(embedded_first > 0);
+
+    // Unchanged re-index: nothing read, nothing embedded.
+    let again = index(&p).await;
+    assert_eq!(
+        (
+            again.files_changed,
+            again.files_unchanged,
+            again.chunks_added
+        ),
+        (0, 4, 0)
+    );
+    assert_eq!(
+        embedder.calls.load(Ordering::SeqCst),
+        embedded_first,
+        "cache hit rate must be 100%"
+    );
+    assert_eq!(ids_by_path(&p).await, before);
+
+    // Edit one file: only its chunks change.
+    env.write(
+        "tools/report.py",
+        "import json\n\ndef write_report(rows):\n    return json.dumps(rows, indent=2)\n",
+    );
+    let r = index(&p).await;
+    assert_eq!(r.files_changed, 1);
+    let after = ids_by_path(&p).await;
+    for (path, ids) in &before {
+        if path == "tools/report.py" {
+            assert_ne!(after[path], *ids);
+        } else {
+            assert_eq!(after[path], *ids, "{path} should be untouched");
+        }
+    }
+
+    // Touch without change: mtime moves, content hash matches → no re-chunk.
+    let t = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(env.root().join("src/pack.rs"))
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+    let r = index(&p).await;
+    assert_eq!(r.files_changed, 0);
+    assert_eq!(ids_by_path(&p).await["src/pack.rs"], before["src/pack.rs"]);
+
+    // Add, delete, rename.
+    let calls = embedder.calls.load(Ordering::SeqCst);
+    env.write("src/extra.rs", "pub fn brand_new_function() {}\n");
+    std::fs::remove_file(env.root().join("README.md")).unwrap();
+    std::fs::rename(
+        env.root().join("src/render.rs"),
+        env.root().join("src/view.rs"),
+    )
+    .unwrap();
+    let r = index(&p).await;
+    assert_eq!((r.files_changed, r.files_deleted), (2, 2));
+    let now = ids_by_path(&p).await;
+    assert!(now.contains_key("src/extra.rs") && now.contains_key("src/view.rs"));
+    assert!(!now.contains_key("README.md") && !now.contains_key("src/render.rs"));
+    assert_eq!(now["src/pack.rs"], before["src/pack.rs"]);
+    // The renamed file's chunks are new rows but their content is cached:
+    // only the new file is embedded.
+    let new_calls = embedder.calls.load(Ordering::SeqCst) - calls;
+    assert_eq!(new_calls, now["src/extra.rs"].len());
+
+    // Search sees the changes.
+    assert!(
+        search_paths(&p, "brand_new_function")
+            .await
+            .contains(&"src/extra.rs".to_string())
+    );
+    assert!(
+        !search_paths(&p, "sample project packing usage")
+            .await
+            .contains(&"README.md".to_string())
+    );
+    let status = p.status().await.unwrap();
+    assert_eq!(status.lexical_chunks, status.chunks);
+    assert!(status.vectors_ready);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reopening_keeps_everything_and_rebuilds_nothing() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(CountingEmbedder::default());
+    {
+        let p = env.open(Some(embedder.clone())).await;
+        index(&p).await;
+        p.catalog().close().await;
+    }
+    let p = env.open(Some(embedder.clone())).await;
+    let status = p.status().await.unwrap();
+    assert!(status.recovered.is_empty(), "{:?}", status.recovered);
+    assert!(status.vectors_ready);
+    assert_eq!(status.files, 4);
+    let found = p
+        .retrieve(&RetrieveQuery::from_question("pack items budget"))
+        .await
+        .unwrap();
+    assert_eq!(found[0].chunk.path, "src/pack.rs");
+    assert!(found.iter().any(|c| c.signals.vector.is_some()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_becomes_diagnostics_not_failures() {
+    let env = Env::new();
+    sample_project(&env);
+    env.write("bin/blob.dat", [0u8, 1, 2, 0, 159, 146, 150]);
+    env.write("bad/latin1.txt", b"caf\xe9 au lait\n");
+    // 50 MB: over the size cap, skipped before it is read.
+    let big = env.root().join("big/huge.rs");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(50 * 1024 * 1024)
+        .unwrap();
+    // A symlink loop and a dangling link.
+    std::fs::create_dir_all(env.root().join("loop")).unwrap();
+    std::os::unix::fs::symlink(env.root().join("loop"), env.root().join("loop/again")).unwrap();
+    std::os::unix::fs::symlink(env.root().join("missing"), env.root().join("dangling.rs")).unwrap();
+    // Very deep nesting.
+    let deep = format!("fn deep() {{ {} }}\n", "(".repeat(5000) + &")".repeat(5000));
+    env.write("src/deep.rs", deep);
+    // Deep directories.
+    let mut dir = String::from("d");
+    for _ in 0..60 {
+        dir.push_str("/d");
+    }
+    env.write(&format!("{dir}/leaf.rs"), "fn leaf() {}\n");
+    // An unreadable directory (only meaningful when not running as root).
+    let locked = env.root().join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::write(locked.join("secret.rs"), "fn hidden() {}\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+
+    let p = env.open(None).await;
+    let r = index(&p).await;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let kinds: BTreeMap<String, DiagnosticKind> = r
+        .diagnostics
+        .iter()
+        .map(|d| (d.path.clone(), d.kind))
+        .collect();
+    assert_eq!(kinds.get("bin/blob.dat"), Some(&DiagnosticKind::Binary));
+    assert_eq!(
+        kinds.get("bad/latin1.txt"),
+        Some(&DiagnosticKind::InvalidUtf8)
+    );
+    assert_eq!(kinds.get("big/huge.rs"), Some(&DiagnosticKind::TooLarge));
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.kind == DiagnosticKind::SymlinkLoop),
+        "{:?}",
+        r.diagnostics
+    );
+    assert!(kinds.contains_key("dangling.rs"), "{:?}", r.diagnostics);
+    let paths = ids_by_path(&p).await;
+    assert!(paths.contains_key("src/deep.rs"));
+    assert!(paths.contains_key(&format!("{dir}/leaf.rs")));
+    assert!(paths.contains_key("src/pack.rs"));
+    // Diagnostics persist for `status`.
+    assert_eq!(p.diagnostics().await.unwrap().len(), r.diagnostics.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_turns_binary_leaves_the_index() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    index(&p).await;
+    env.write("src/pack.rs", [0u8; 64]);
+    let r = index(&p).await;
+    assert_eq!(r.files_deleted, 1);
+    assert!(!ids_by_path(&p).await.contains_key("src/pack.rs"));
+}
+
+fn corrupt(path: &std::path::Path) {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    std::fs::write(path, vec![0xA5u8; (len as usize).clamp(16, 4096)]).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_index_files_are_rebuilt_on_open() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder: Arc<CountingEmbedder> = Arc::new(CountingEmbedder::default());
+    let dir = {
+        let p = env.open(Some(embedder.clone())).await;
+        index(&p).await;
+        p.catalog().close().await;
+        p.data_dir().to_path_buf()
+    };
+    // Every file of the lexical and vector indexes, one at a time.
+    let mut victims = Vec::new();
+    for sub in ["lexical", "vectors"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_file()
+                && !path.ends_with(".tantivy-meta.lock")
+                && !path.ends_with(".tantivy-writer.lock")
+            {
+                victims.push(path);
+            }
+        }
+    }
+    assert!(victims.len() >= 4, "{victims:?}");
+    for victim in victims {
+        if !victim.exists() {
+            continue;
+        }
+        corrupt(&victim);
+        let p = env.open(Some(embedder.clone())).await;
+        let status = p.status().await.unwrap();
+        assert_eq!(
+            status.lexical_chunks, status.chunks,
+            "after damaging {victim:?}"
+        );
+        assert!(status.vectors_ready, "after damaging {victim:?}");
+        let found = p
+            .retrieve(&RetrieveQuery::from_question("pack items"))
+            .await
+            .unwrap();
+        assert!(
+            found.iter().any(|c| c.chunk.path == "src/pack.rs"),
+            "after damaging {victim:?}"
+        );
+        p.catalog().close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_catalog_is_set_aside_and_rebuilt() {
+    let env = Env::new();
+    sample_project(&env);
+    let dir = {
+        let p = env.open(None).await;
+        index(&p).await;
+        p.catalog().close().await;
+        p.data_dir().to_path_buf()
+    };
+    // sqlx closes connections on their worker threads; the last one
+    // checkpoints the WAL into the main file. Wait for that before damaging it.
+    for _ in 0..100 {
+        if !dir.join("catalog.sqlite-wal").exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    corrupt(&dir.join("catalog.sqlite"));
+    let p = env.open(None).await;
+    let status = p.status().await.unwrap();
+    assert!(!status.recovered.is_empty());
+    assert_eq!(status.files, 0);
+    let r = index(&p).await;
+    assert_eq!(r.files_changed, 4);
+    assert!(std::fs::read_dir(&dir).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("catalog.sqlite.corrupt-")
+    }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_format_change_triggers_reindex() {
+    let env = Env::new();
+    sample_project(&env);
+    {
+        let p = env.open(None).await;
+        index(&p).await;
+        p.catalog().set_meta("index_version", "0").await.unwrap();
+        p.catalog().close().await;
+    }
+    let p = env.open(None).await;
+    let status = p.status().await.unwrap();
+    assert_eq!(status.files, 0);
+    assert!(status.recovered.iter().any(|r| r.contains("format")));
+    assert_eq!(index(&p).await.files_changed, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_run_writes_nothing() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    let cancel = loupe_engine::CancelToken::new();
+    cancel.cancel();
+    let r = p.index(&loupe_engine::progress::no_progress, &cancel).await;
+    assert!(matches!(r, Err(loupe_engine::Error::Cancelled)));
+    assert_eq!(p.status().await.unwrap().files, 0);
+    assert_eq!(index(&p).await.files_changed, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_project_paths_are_clear_errors() {
+    let env = Env::new();
+    let missing = env.root().join("nope");
+    let e = loupe_engine::Project::open(&missing, env.config(None))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    let file = env.write("file.txt", "x");
+    let e = loupe_engine::Project::open(&file, env.config(None))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("is a file"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pins_mentions_and_graph_neighbours() {
+    let env = Env::new();
+    sample_project(&env);
+    env.write("AGENTS.md", "# Agents\n\nRead src first.\n");
+    let p = env.open(None).await;
+    index(&p).await;
+    let found = p
+        .retrieve(&RetrieveQuery::from_question(
+            "why does render_prompt call it? @tools/report.py",
+        ))
+        .await
+        .unwrap();
+    let get = |path: &str, sym: Option<&str>| {
+        found
+            .iter()
+            .find(|c| c.chunk.path == path && (sym.is_none() || c.chunk.symbol.as_deref() == sym))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{path} {sym:?} missing from {:?}",
+                    found.iter().map(|c| &c.chunk.path).collect::<Vec<_>>()
+                )
+            })
+    };
+    assert!(get("tools/report.py", None).signals.pinned);
+    assert!(get("AGENTS.md", None).signals.primer);
+    let render = get("src/render.rs", Some("render_prompt"));
+    assert!(render.signals.symbol_exact);
+    // render_prompt calls pack_items: one hop away.
+    assert_eq!(
+        get("src/pack.rs", Some("pack_items"))
+            .signals
+            .graph_distance,
+        Some(1)
+    );
+    let e = p
+        .retrieve(&RetrieveQuery::from_question("@no/such/file.rs please"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("no indexed file"), "{e}");
+}
