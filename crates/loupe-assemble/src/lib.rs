@@ -10,6 +10,8 @@ pub mod classify;
 pub mod error;
 pub mod model;
 pub mod models;
+pub mod rank;
+pub mod report;
 pub mod tokens;
 
 pub use error::{Error, Result};

@@ -1,0 +1,627 @@
+//! Rank: turn each candidate's raw retrieval signals into a final score, and
+//! record every factor so the UI can draw it as a stacked bar.
+//!
+//! `final = min(cap, (relevance + primer boost + recency boost)
+//!                    × role weight × intent multiplier × path weight)`,
+//! with pinned items fixed at 1.0 and automatic items capped at 0.9 (the
+//! CodeBuddy seed's rule, so a pin always wins). Then filters: path weight 0
+//! hides, a minimum score drops, and `k` (optionally with maximal marginal
+//! relevance for diversity) cuts; each removal carries its reason.
+//!
+//! This module does not render, count tokens or pack. It does not look at
+//! chunk text (similarity for diversity is structural: same file, same folder).
+//!
+//! *Invariant:* the order is total and deterministic: pinned first (by path,
+//! then start line), then by score descending, ties by path, start line, id.
+
+use std::cmp::Ordering;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{Intent, intent_multiplier};
+use crate::model::{Candidate, Role};
+use crate::report::DropReason;
+
+/// Reciprocal-rank-fusion constant (Cormack et al. 2009, the usual 60).
+pub const RRF_K: f32 = 60.0;
+/// Share of relevance from the BM25 rank.
+pub const LEXICAL_WEIGHT: f32 = 0.4;
+/// Share of relevance from the vector rank.
+pub const VECTOR_WEIGHT: f32 = 0.4;
+/// Relevance per question identifier the chunk defines (the seed's "+0.2 per match").
+pub const SYMBOL_WEIGHT: f32 = 0.2;
+/// Symbol hits counted at most, so one chunk cannot outscore by repetition.
+pub const MAX_SYMBOL_HITS: u32 = 2;
+/// Extra relevance when the symbol matched exactly rather than fuzzily.
+pub const SYMBOL_EXACT_BONUS: f32 = 0.1;
+/// Relevance of a symbol-graph hit itself; halves with every hop.
+pub const GRAPH_WEIGHT: f32 = 0.15;
+/// Relevance per question term in the chunk's path.
+pub const PATH_HIT_WEIGHT: f32 = 0.05;
+/// Path hits counted at most.
+pub const MAX_PATH_HITS: u32 = 2;
+/// Score of a pinned item (seed: "User-selected … Always 1.0").
+pub const PINNED_SCORE: f32 = 1.0;
+/// Cap on automatic items (seed: "Auto-gathered snippets cap at 0.9").
+pub const AUTO_CAP: f32 = 0.9;
+/// Primer boost default (SourcePrep: "default +0.25").
+pub const DEFAULT_PRIMER_BOOST: f32 = 0.25;
+/// Primer file names by default (SourcePrep's list).
+pub const DEFAULT_PRIMERS: &[&str] = &["AGENTS.md", "PREP_PRIMER.md", "PROJECT_PRIMER.md"];
+/// Seconds in a day, for the recency half-life.
+const SECONDS_PER_DAY: f64 = 86_400.0;
+
+/// A path weight rule: a glob and the multiplier for paths it matches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathWeight {
+    /// A globset glob over project-relative paths (`src/core/**`, `**/*_test.go`).
+    pub glob: String,
+    /// Multiplier, 0–2 in the UI; 0 hides the matched paths.
+    pub weight: f32,
+}
+
+/// Base weights per role, before the intent multiplier.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleWeights {
+    /// Source code.
+    pub code: f32,
+    /// Documentation.
+    pub docs: f32,
+    /// Tests.
+    pub tests: f32,
+    /// Build and configuration files.
+    pub config: f32,
+    /// Everything else.
+    pub other: f32,
+}
+
+impl Default for RoleWeights {
+    /// Code first, the rest slightly behind (our numbers: SourcePrep names
+    /// role weights but not their values).
+    fn default() -> Self {
+        RoleWeights {
+            code: 1.0,
+            docs: 0.9,
+            tests: 0.8,
+            config: 0.8,
+            other: 0.7,
+        }
+    }
+}
+
+impl RoleWeights {
+    /// The weight of `role`.
+    pub fn of(&self, role: Role) -> f32 {
+        match role {
+            Role::Code => self.code,
+            Role::Docs => self.docs,
+            Role::Tests => self.tests,
+            Role::Config => self.config,
+            Role::Other => self.other,
+        }
+    }
+}
+
+/// Every factor of one candidate's score.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScoreBreakdown {
+    /// Relevance from the BM25 rank (share of `relevance`).
+    pub lexical: f32,
+    /// Relevance from the vector rank.
+    pub vector: f32,
+    /// Relevance from question identifiers the chunk defines.
+    pub symbol: f32,
+    /// Relevance from symbol-graph proximity to a hit.
+    pub graph: f32,
+    /// Relevance from question terms in the path.
+    pub path_terms: f32,
+    /// Sum of the five above, capped at 1.
+    pub relevance: f32,
+    /// Added for primer files.
+    pub primer_boost: f32,
+    /// Added for recently modified files.
+    pub recency_boost: f32,
+    /// × the role's base weight.
+    pub role_weight: f32,
+    /// × the intent's multiplier for the role.
+    pub intent_multiplier: f32,
+    /// × the path weight (1 when no rule matched).
+    pub path_weight: f32,
+    /// The glob that set `path_weight`, if any.
+    pub path_rule: Option<String>,
+    /// `(relevance + boosts) × weights`, before the cap.
+    pub raw: f32,
+    /// The cap that applied: 1.0 pinned, 0.9 automatic.
+    pub cap: f32,
+    /// Whether the user pinned it (score fixed at 1.0).
+    pub pinned: bool,
+    /// The score used for ordering and level of detail.
+    pub score: f32,
+}
+
+/// The ranking knobs, borrowed from [`crate::Knobs`].
+#[derive(Clone, Debug)]
+pub struct RankConfig<'a> {
+    /// Path weight rules.
+    pub path_weights: &'a [PathWeight],
+    /// Primer file names or globs (a bare name matches that file in any folder).
+    pub primers: &'a [String],
+    /// Added to primer files' scores.
+    pub primer_boost: f32,
+    /// Half-life of the recency boost, in days (≤ 0 turns it off).
+    pub recency_half_life_days: f32,
+    /// The recency boost of a file modified right now.
+    pub recency_weight: f32,
+    /// Base weights per role.
+    pub role_weights: &'a RoleWeights,
+    /// The retrieval intent.
+    pub intent: Intent,
+    /// The current time, seconds since the Unix epoch (explicit: ranking is pure).
+    pub now: i64,
+}
+
+/// Compiled path-weight rules.
+pub struct PathRules {
+    set: GlobSet,
+    rules: Vec<(PathWeight, usize)>,
+}
+
+/// How specific a glob is: the number of literal characters (everything
+/// except `*`, `?`, and the contents of `[...]` / `{...}`). More literal text
+/// pins down fewer paths: `src/core/**` (9) beats `src/**` (4). Equal
+/// specificity (`src/**` and `**/*.rs`, 4 each): the later rule wins, so
+/// user rules listed after defaults override them.
+pub fn specificity(glob: &str) -> usize {
+    let mut depth = 0usize;
+    let mut literal = 0;
+    for c in glob.chars() {
+        match c {
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth = depth.saturating_sub(1),
+            '*' | '?' => {}
+            _ if depth == 0 => literal += 1,
+            _ => {}
+        }
+    }
+    literal
+}
+
+impl PathRules {
+    /// Compiles the rules; a glob that does not compile is skipped and
+    /// returned as a warning.
+    pub fn new(weights: &[PathWeight]) -> (PathRules, Vec<String>) {
+        let mut builder = GlobSetBuilder::new();
+        let mut rules = Vec::new();
+        let mut warnings = Vec::new();
+        for weight in weights {
+            match Glob::new(&weight.glob) {
+                Ok(glob) => {
+                    builder.add(glob);
+                    rules.push((weight.clone(), specificity(&weight.glob)));
+                }
+                Err(err) => warnings.push(
+                    crate::Error::InvalidGlob {
+                        glob: weight.glob.clone(),
+                        message: err.kind().to_string(),
+                    }
+                    .to_string(),
+                ),
+            }
+        }
+        let set = builder.build().unwrap_or_else(|err| {
+            warnings.push(format!("path weights ignored: {err}"));
+            rules.clear();
+            GlobSet::empty()
+        });
+        (PathRules { set, rules }, warnings)
+    }
+
+    /// The most specific rule matching `path`.
+    pub fn weight(&self, path: &str) -> Option<&PathWeight> {
+        self.set
+            .matches(path)
+            .into_iter()
+            .filter_map(|i| self.rules.get(i).map(|(rule, spec)| (i, rule, *spec)))
+            .max_by_key(|(i, _, spec)| (*spec, *i))
+            .map(|(_, rule, _)| rule)
+    }
+}
+
+/// Whether `path` is a primer per `primers` (bare names match the file name
+/// anywhere; names with `/` or wildcards are globs).
+fn is_primer(path: &str, primers: &[String]) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    primers.iter().any(|p| {
+        if p.contains('/') || p.contains('*') {
+            Glob::new(p)
+                .map(|g| g.compile_matcher().is_match(path))
+                .unwrap_or(false)
+        } else {
+            p.eq_ignore_ascii_case(name)
+        }
+    })
+}
+
+fn rrf(rank: Option<u32>) -> f32 {
+    match rank {
+        Some(rank) if rank > 0 => (RRF_K + 1.0) / (RRF_K + rank as f32),
+        _ => 0.0,
+    }
+}
+
+/// Scores one candidate.
+pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> ScoreBreakdown {
+    let s = &candidate.signals;
+    let chunk = &candidate.chunk;
+    let lexical = LEXICAL_WEIGHT * rrf(s.bm25_rank);
+    let vector = VECTOR_WEIGHT * rrf(s.vector_rank);
+    let mut symbol = SYMBOL_WEIGHT * s.symbol_hits.min(MAX_SYMBOL_HITS) as f32;
+    if s.symbol_exact && s.symbol_hits > 0 {
+        symbol += SYMBOL_EXACT_BONUS;
+    }
+    let graph = s
+        .graph_distance
+        .map_or(0.0, |d| GRAPH_WEIGHT * 0.5f32.powi(i32::from(d)));
+    let path_terms = PATH_HIT_WEIGHT * s.path_hits.min(MAX_PATH_HITS) as f32;
+    let relevance = (lexical + vector + symbol + graph + path_terms).min(1.0);
+
+    let primer = s.primer || is_primer(&chunk.path, config.primers);
+    let primer_boost = if primer { config.primer_boost } else { 0.0 };
+    let recency_boost = if config.recency_half_life_days > 0.0 && s.mtime > 0 && config.now > 0 {
+        let age_days = (config.now - s.mtime).max(0) as f64 / SECONDS_PER_DAY;
+        let decay = 0.5f64.powf(age_days / f64::from(config.recency_half_life_days));
+        (f64::from(config.recency_weight) * decay) as f32
+    } else {
+        0.0
+    };
+    let role_weight = config.role_weights.of(chunk.role);
+    let intent_multiplier = intent_multiplier(config.intent, chunk.role);
+    let (path_weight, path_rule) = match rules.weight(&chunk.path) {
+        Some(rule) => (rule.weight.max(0.0), Some(rule.glob.clone())),
+        None => (1.0, None),
+    };
+    let raw =
+        (relevance + primer_boost + recency_boost) * role_weight * intent_multiplier * path_weight;
+    let (cap, score) = if s.pinned {
+        (PINNED_SCORE, PINNED_SCORE)
+    } else {
+        (AUTO_CAP, raw.clamp(0.0, AUTO_CAP))
+    };
+    ScoreBreakdown {
+        lexical,
+        vector,
+        symbol,
+        graph,
+        path_terms,
+        relevance,
+        primer_boost,
+        recency_boost,
+        role_weight,
+        intent_multiplier,
+        path_weight,
+        path_rule,
+        raw,
+        cap,
+        pinned: s.pinned,
+        score,
+    }
+}
+
+/// The deterministic order of two scored candidates (see the module invariant).
+pub fn order(a: (&Candidate, &ScoreBreakdown), b: (&Candidate, &ScoreBreakdown)) -> Ordering {
+    let (ca, sa) = a;
+    let (cb, sb) = b;
+    sb.pinned
+        .cmp(&sa.pinned)
+        .then_with(|| {
+            if sa.pinned {
+                Ordering::Equal
+            } else {
+                sb.score.total_cmp(&sa.score)
+            }
+        })
+        .then_with(|| ca.chunk.path.cmp(&cb.chunk.path))
+        .then_with(|| ca.chunk.start_line.cmp(&cb.chunk.start_line))
+        .then_with(|| ca.chunk.start_byte.cmp(&cb.chunk.start_byte))
+        .then_with(|| ca.chunk.id.cmp(&cb.chunk.id))
+}
+
+/// The selection knobs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SelectConfig {
+    /// Automatic items kept at most (pinned items do not count); `None` keeps all.
+    pub k: Option<usize>,
+    /// Automatic items scoring below this are dropped.
+    pub min_score: Option<f32>,
+    /// MMR trade-off λ in (0, 1]: 1 is pure relevance; `None` turns MMR off.
+    pub diversity: Option<f32>,
+}
+
+/// Structural similarity for MMR, since assembly has no vectors: the same
+/// file is very similar, the same folder somewhat.
+pub fn similarity(a: &Candidate, b: &Candidate) -> f32 {
+    /// Similarity of two chunks of one file.
+    const SAME_FILE: f32 = 0.8;
+    /// Similarity of two files in one folder.
+    const SAME_FOLDER: f32 = 0.3;
+    let (pa, pb) = (&a.chunk.path, &b.chunk.path);
+    if pa == pb {
+        return SAME_FILE;
+    }
+    let dir = |p: &str| {
+        p.rsplit_once('/')
+            .map_or(String::new(), |(d, _)| d.to_string())
+    };
+    if dir(pa) == dir(pb) { SAME_FOLDER } else { 0.0 }
+}
+
+/// Applies min score, MMR and `k` to `ordered` (indices already in rank
+/// order, with hidden and duplicate items removed). Returns the kept indices
+/// in final order and the drops.
+pub fn select(
+    ordered: &[usize],
+    candidates: &[Candidate],
+    scores: &[ScoreBreakdown],
+    config: SelectConfig,
+) -> (Vec<usize>, Vec<(usize, DropReason)>) {
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    let mut auto = Vec::new();
+    for &i in ordered {
+        if scores[i].pinned {
+            kept.push(i);
+        } else if config.min_score.is_some_and(|min| scores[i].score < min) {
+            dropped.push((i, DropReason::BelowMinScore));
+        } else {
+            auto.push(i);
+        }
+    }
+    let k = config.k.unwrap_or(usize::MAX);
+    match config.diversity.filter(|l| *l > 0.0 && *l < 1.0) {
+        None => {
+            for (n, &i) in auto.iter().enumerate() {
+                if n < k {
+                    kept.push(i)
+                } else {
+                    dropped.push((i, DropReason::BeyondK))
+                }
+            }
+        }
+        Some(lambda) => {
+            let mut chosen: Vec<usize> = Vec::new();
+            let mut rest = auto.clone();
+            let mut best_sim = vec![0.0f32; candidates.len()];
+            while chosen.len() < k && !rest.is_empty() {
+                // The first best wins ties, and `rest` is in rank order: deterministic.
+                let mut best = (0, f32::NEG_INFINITY);
+                for (pos, &i) in rest.iter().enumerate() {
+                    let mmr = lambda * scores[i].score - (1.0 - lambda) * best_sim[i];
+                    if mmr > best.1 {
+                        best = (pos, mmr);
+                    }
+                }
+                let pick = rest.remove(best.0);
+                for &i in &rest {
+                    best_sim[i] = best_sim[i].max(similarity(&candidates[i], &candidates[pick]));
+                }
+                chosen.push(pick);
+            }
+            let plain: Vec<usize> = auto.iter().copied().take(k).collect();
+            for &i in &rest {
+                let reason = if plain.contains(&i) {
+                    DropReason::Diversity
+                } else {
+                    DropReason::BeyondK
+                };
+                dropped.push((i, reason));
+            }
+            kept.extend(chosen);
+        }
+    }
+    (kept, dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Chunk, ChunkKind, Signals};
+
+    pub(crate) fn cand(path: &str, signals: Signals) -> Candidate {
+        Candidate {
+            chunk: Chunk {
+                id: 1,
+                path: path.into(),
+                language: "rust".into(),
+                kind: ChunkKind::Function,
+                symbol: None,
+                parent: None,
+                start_byte: 0,
+                end_byte: 0,
+                start_line: 1,
+                end_line: 1,
+                role: if path.ends_with(".md") {
+                    Role::Docs
+                } else {
+                    Role::Code
+                },
+                text: String::new(),
+                outline: vec![],
+                hash: String::new(),
+                tokens: 0,
+            },
+            signals,
+        }
+    }
+
+    fn config<'a>(
+        weights: &'a [PathWeight],
+        primers: &'a [String],
+        roles: &'a RoleWeights,
+    ) -> RankConfig<'a> {
+        RankConfig {
+            path_weights: weights,
+            primers,
+            primer_boost: DEFAULT_PRIMER_BOOST,
+            recency_half_life_days: 10.0,
+            recency_weight: 0.1,
+            role_weights: roles,
+            intent: Intent::Default,
+            now: 100 * 86_400,
+        }
+    }
+
+    fn check(path: &str, signals: Signals, weights: &[(&str, f32)], expect: &str) {
+        let weights: Vec<PathWeight> = weights
+            .iter()
+            .map(|(g, w)| PathWeight {
+                glob: g.to_string(),
+                weight: *w,
+            })
+            .collect();
+        let primers: Vec<String> = DEFAULT_PRIMERS.iter().map(|p| p.to_string()).collect();
+        let roles = RoleWeights::default();
+        let (rules, warnings) = PathRules::new(&weights);
+        let b = score(
+            &cand(path, signals),
+            &rules,
+            &config(&weights, &primers, &roles),
+        );
+        let got = format!(
+            "rel {:.3} (lex {:.3} vec {:.3} sym {:.2} graph {:.3} path {:.2}) +primer {:.2} +recent {:.3} ×role {:.2} ×intent {:.2} ×path {:.2}{} = raw {:.3} → {:.3}{}",
+            b.relevance,
+            b.lexical,
+            b.vector,
+            b.symbol,
+            b.graph,
+            b.path_terms,
+            b.primer_boost,
+            b.recency_boost,
+            b.role_weight,
+            b.intent_multiplier,
+            b.path_weight,
+            b.path_rule.map(|r| format!(" [{r}]")).unwrap_or_default(),
+            b.raw,
+            b.score,
+            if warnings.is_empty() {
+                String::new()
+            } else {
+                format!(" warn: {}", warnings.join("; "))
+            },
+        );
+        assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn fused_relevance() {
+        check(
+            "src/pack.rs",
+            Signals {
+                bm25_rank: Some(1),
+                vector_rank: Some(3),
+                symbol_hits: 1,
+                symbol_exact: true,
+                ..Default::default()
+            },
+            &[],
+            "rel 1.000 (lex 0.400 vec 0.387 sym 0.30 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 1.000 → 0.900",
+        );
+    }
+
+    #[test]
+    fn primer_and_recency() {
+        check(
+            "docs/AGENTS.md",
+            Signals {
+                bm25_rank: Some(10),
+                mtime: 90 * 86_400,
+                ..Default::default()
+            },
+            &[],
+            "rel 0.349 (lex 0.349 vec 0.000 sym 0.00 graph 0.000 path 0.00) +primer 0.25 +recent 0.050 ×role 0.90 ×intent 1.00 ×path 1.00 = raw 0.584 → 0.584",
+        );
+    }
+
+    #[test]
+    fn most_specific_glob_wins() {
+        let s = Signals {
+            vector_rank: Some(1),
+            ..Default::default()
+        };
+        let rules = [("src/**", 0.5), ("src/core/**", 1.5), ("**/*.rs", 2.0)];
+        check(
+            "src/core/a.rs",
+            s.clone(),
+            &rules,
+            "rel 0.400 (lex 0.000 vec 0.400 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.50 [src/core/**] = raw 0.600 → 0.600",
+        );
+        check(
+            "lib/x.rs",
+            s.clone(),
+            &rules,
+            "rel 0.400 (lex 0.000 vec 0.400 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 2.00 [**/*.rs] = raw 0.800 → 0.800",
+        );
+        check(
+            "a.rs",
+            s,
+            &[("[", 0.0)],
+            "rel 0.400 (lex 0.000 vec 0.400 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 0.400 → 0.400 warn: invalid path glob \"[\": unclosed character class; missing ']'",
+        );
+    }
+
+    #[test]
+    fn pinned_is_one() {
+        check(
+            "src/x.rs",
+            Signals {
+                pinned: true,
+                ..Default::default()
+            },
+            &[("src/**", 0.0)],
+            "rel 0.000 (lex 0.000 vec 0.000 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 0.00 [src/**] = raw 0.000 → 1.000",
+        );
+    }
+
+    #[test]
+    fn specificity_counts_literals() {
+        assert_eq!(specificity("src/core/**"), 9);
+        assert_eq!(specificity("**/*.{rs,py}"), 2);
+        assert_eq!(specificity("**/*.rs"), 4);
+        assert!(specificity("src/core/**") > specificity("src/**"));
+    }
+
+    #[test]
+    fn mmr_prefers_other_files() {
+        let mk = |path: &str, rank| {
+            cand(
+                path,
+                Signals {
+                    bm25_rank: Some(rank),
+                    ..Default::default()
+                },
+            )
+        };
+        let cands = vec![mk("a.rs", 1), mk("a.rs", 2), mk("b.rs", 3)];
+        let (rules, _) = PathRules::new(&[]);
+        let roles = RoleWeights::default();
+        let cfg = config(&[], &[], &roles);
+        let scores: Vec<_> = cands.iter().map(|c| score(c, &rules, &cfg)).collect();
+        let sel = |diversity| {
+            select(
+                &[0, 1, 2],
+                &cands,
+                &scores,
+                SelectConfig {
+                    k: Some(2),
+                    min_score: None,
+                    diversity,
+                },
+            )
+        };
+        assert_eq!(sel(None), (vec![0, 1], vec![(2, DropReason::BeyondK)]));
+        assert_eq!(
+            sel(Some(0.5)),
+            (vec![0, 2], vec![(1, DropReason::Diversity)])
+        );
+    }
+}
