@@ -60,17 +60,17 @@ fn blocks(source: &str) -> Vec<Block> {
             }
             Event::End(end) => {
                 depth = depth.saturating_sub(1);
-                if depth == 0 && matches!(end, TagEnd::Heading(_)) {
-                    if let (
+                if depth == 0
+                    && matches!(end, TagEnd::Heading(_))
+                    && let (
                         Some(text),
                         Some(Block {
                             heading: Some((_, h)),
                             ..
                         }),
                     ) = (heading_text.take(), out.last_mut())
-                    {
-                        *h = text.trim().chars().take(MAX_HEADING_CHARS).collect();
-                    }
+                {
+                    *h = text.trim().chars().take(MAX_HEADING_CHARS).collect();
                 }
             }
             Event::Text(t) | Event::Code(t) => {

@@ -164,7 +164,7 @@ pub(super) fn chunk(
     let until = deadline(cfg.parse_timeout);
     let mut warnings = Vec::new();
 
-    let defs = find_defs(config, &queries.defs, root, source, until, &mut warnings);
+    let (defs, loose_docs) = find_defs(config, &queries.defs, root, source, until, &mut warnings);
     let scan = scan(config, root);
     if let Some(err) = scan.first_error {
         warnings.push(format!(
@@ -192,6 +192,11 @@ pub(super) fn chunk(
     // Outline intervals, then references (which may add import intervals).
     let mut intervals = ctx.def_intervals();
     intervals.extend(ctx.comment_intervals(&scan.comments));
+    intervals.extend(loose_docs.iter().map(|&(start, end)| Interval {
+        start,
+        end,
+        kind: SpanKind::Doc,
+    }));
     intervals.extend(scan.imports.iter().map(|n| Interval {
         start: n.start_byte(),
         end: n.end_byte(),
@@ -253,7 +258,8 @@ fn name_text(source: &str, node: Node<'_>) -> Option<String> {
     (!text.is_empty() && text.len() <= MAX_NAME_BYTES).then(|| text.to_owned())
 }
 
-/// Run the definitions query and resolve nesting, kinds and bodies.
+/// Run the definitions query and resolve nesting, kinds and bodies. Also
+/// returns the ranges of `@doc` captures that belong to no definition.
 fn find_defs<'t>(
     config: &LanguageConfig,
     query: &tree_sitter::Query,
@@ -261,7 +267,7 @@ fn find_defs<'t>(
     source: &str,
     until: Option<Instant>,
     warnings: &mut Vec<String>,
-) -> Vec<Def<'t>> {
+) -> (Vec<Def<'t>>, Vec<(usize, usize)>) {
     let names = query.capture_names();
     let mut cursor = QueryCursor::new();
     cursor.set_match_limit(QUERY_MATCH_LIMIT);
@@ -274,6 +280,7 @@ fn find_defs<'t>(
     let mut matches = cursor.matches_with_options(query, root, source.as_bytes(), options);
     // Node id → (pattern index, definition): the first pattern wins.
     let mut found: HashMap<usize, (usize, Def<'t>)> = HashMap::new();
+    let mut loose_docs = Vec::new();
     while let Some(m) = matches.next() {
         let mut def_node = None;
         let mut kind = None;
@@ -297,6 +304,11 @@ fn find_defs<'t>(
             }
         }
         let (Some(node), Some(kind)) = (def_node, kind) else {
+            // A `@doc` outside any definition documents the file (a module
+            // docstring).
+            if let Some(d) = doc {
+                loose_docs.push((d.start_byte(), d.end_byte()));
+            }
             continue;
         };
         if found
@@ -351,7 +363,7 @@ fn find_defs<'t>(
         }
         stack.push(i);
     }
-    defs
+    (defs, loose_docs)
 }
 
 /// Comments, import statements and the first syntax error, from one walk.
@@ -502,6 +514,32 @@ impl<'t> Ctx<'_, 't> {
             .find(|&i| self.defs[i].end() <= e && self.defs[i].parent == scope)
     }
 
+    /// Replace transparent items (include guards, `extern "C"` blocks) by
+    /// their children, a bounded number of levels deep.
+    fn flatten(&self, items: &[Node<'t>]) -> Vec<Node<'t>> {
+        let mut out = Vec::with_capacity(items.len());
+        let mut stack: Vec<(Node<'t>, usize)> = items.iter().rev().map(|&n| (n, 0)).collect();
+        while let Some((node, depth)) = stack.pop() {
+            if depth < MAX_CONTAINER_DEPTH && self.config.transparent_kinds.contains(&node.kind()) {
+                stack.extend(children(node).into_iter().rev().map(|c| (c, depth + 1)));
+            } else {
+                out.push(node);
+            }
+        }
+        out
+    }
+
+    /// The definition an item contributes as a chunk of its own in `scope`:
+    /// at the top level any definition; inside a container only functions and
+    /// nested containers (constants, fields and type aliases stay with the
+    /// container's header).
+    fn chunk_def(&self, item: Node<'t>, scope: Option<usize>) -> Option<usize> {
+        self.bearer(item, scope).filter(|&d| {
+            let kind = self.defs[d].kind;
+            scope.is_none() || is_function_like(kind) || is_container(kind)
+        })
+    }
+
     /// 1-based line of the last non-whitespace byte of a node.
     fn last_row(&self, node: Node<'_>) -> u32 {
         let (s, e) = trim(self.source, node.start_byte(), node.end_byte());
@@ -525,18 +563,34 @@ impl<'t> Ctx<'_, 't> {
         depth: usize,
         out: &mut Vec<Piece>,
     ) {
+        let items = self.flatten(items);
         let mut pending: Vec<Node<'t>> = Vec::new();
-        for &item in items {
-            let Some(d) = self.bearer(item, scope) else {
+        // The last row of the last definition emitted, while nothing followed it.
+        let mut def_end_row: Option<u32> = None;
+        for item in items {
+            let Some(d) = self.chunk_def(item, scope) else {
+                // A `;` or comment on the line where a definition ends belongs to it.
+                let same_line = def_end_row == Some(item.start_position().row as u32 + 1);
+                if same_line
+                    && (!item.is_named() || self.config.is_comment(item.kind()))
+                    && let Some(last) = out.last_mut()
+                {
+                    last.end = last.end.max(item.end_byte());
+                    def_end_row = Some(self.last_row(item));
+                    continue;
+                }
+                def_end_row = None;
                 pending.push(item);
                 continue;
             };
+            def_end_row = Some(self.last_row(item));
             // Pull directly preceding comments and attributes into the definition.
             let mut lead = item;
             while let Some(&last) = pending.last() {
-                let adjacent = lead.start_position().row as u32 + 1 <= self.last_row(last) + 1;
+                let adjacent = lead.start_position().row as u32 <= self.last_row(last);
                 let trailing = pending.len() >= 2
-                    && pending[pending.len() - 2].end_position().row == last.start_position().row;
+                    && self.last_row(pending[pending.len() - 2])
+                        == last.start_position().row as u32 + 1;
                 if !self.attachable(last) || !adjacent || trailing {
                     break;
                 }
@@ -610,10 +664,13 @@ impl<'t> Ctx<'_, 't> {
             out.push(piece(start, end));
             return;
         }
-        if is_container(def.kind) && depth < MAX_CONTAINER_DEPTH {
-            if let Some(body) = def.body {
+        if is_container(def.kind)
+            && depth < MAX_CONTAINER_DEPTH
+            && let Some(body) = def.body
+        {
+            {
                 let items = children(body);
-                if items.iter().any(|&n| self.bearer(n, Some(d)).is_some()) {
+                if items.iter().any(|&n| self.chunk_def(n, Some(d)).is_some()) {
                     let label = RunLabel {
                         kind: def.kind,
                         symbol: def.name.clone(),
@@ -813,10 +870,10 @@ impl<'t> Ctx<'_, 't> {
     /// Whether a comment sits directly above a definition (through other
     /// comments and attributes, with no blank line and not trailing code).
     fn attached_to_def(&self, comment: Node<'t>, memo: &HashMap<usize, bool>) -> bool {
-        if let Some(prev) = comment.prev_sibling() {
-            if prev.end_position().row == comment.start_position().row {
-                return false;
-            }
+        if let Some(prev) = comment.prev_sibling()
+            && self.last_row(prev) == comment.start_position().row as u32 + 1
+        {
+            return false;
         }
         let mut cur = comment;
         loop {
@@ -826,10 +883,10 @@ impl<'t> Ctx<'_, 't> {
             if next.start_position().row as u32 + 1 > self.last_row(cur) + 1 {
                 return false;
             }
-            if self.config.is_comment(next.kind()) {
-                if let Some(&known) = memo.get(&next.id()) {
-                    return known;
-                }
+            if self.config.is_comment(next.kind())
+                && let Some(&known) = memo.get(&next.id())
+            {
+                return known;
             }
             if self.attachable(next) {
                 cur = next;

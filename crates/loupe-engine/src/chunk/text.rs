@@ -40,9 +40,22 @@ impl LineIndex {
         )
     }
 
-    /// Number of lines.
-    pub(super) fn count(&self) -> usize {
-        self.starts.len()
+    /// 0-based index of the line holding byte `offset`.
+    pub(super) fn index_of(&self, offset: usize) -> usize {
+        self.starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
+    /// Whether a line starts at `offset`.
+    pub(super) fn is_line_start(&self, offset: usize) -> bool {
+        self.starts.binary_search(&offset).is_ok()
+    }
+
+    /// The last line start in `lo..=hi`, if any.
+    pub(super) fn last_start_in(&self, lo: usize, hi: usize) -> Option<usize> {
+        let i = self.starts.partition_point(|&s| s <= hi);
+        self.starts[..i].last().copied().filter(|&s| s >= lo)
     }
 
     /// Byte offset where 0-based line `i` starts (clamped to `len`).
@@ -51,31 +64,23 @@ impl LineIndex {
     }
 }
 
-/// Whether a byte is whitespace for chunk trimming (ASCII only: every
-/// non-ASCII byte counts as content, so trimming never splits a char).
-pub(super) fn is_space(b: u8) -> bool {
-    b.is_ascii_whitespace()
-}
-
-/// Whether `source[start..end]` is empty or only whitespace.
+/// Whether `source[start..end]` is empty or only whitespace (Unicode).
 pub(super) fn is_blank(source: &str, start: usize, end: usize) -> bool {
-    source
-        .as_bytes()
-        .get(start..end)
-        .is_none_or(|s| s.iter().all(|&b| is_space(b)))
+    let (s, e) = trim(source, start, end);
+    s >= e
 }
 
-/// Shrink `start..end` to its first and last non-whitespace bytes.
-pub(super) fn trim(source: &str, mut start: usize, mut end: usize) -> (usize, usize) {
-    let bytes = source.as_bytes();
-    end = end.min(bytes.len());
-    while start < end && is_space(bytes[start]) {
-        start += 1;
+/// Shrink `start..end` to exclude leading and trailing (Unicode) whitespace.
+/// Offsets that are not char boundaries are returned unchanged.
+pub(super) fn trim(source: &str, start: usize, end: usize) -> (usize, usize) {
+    let end = end.min(source.len());
+    match source.get(start..end) {
+        Some(slice) => {
+            let s = start + (slice.len() - slice.trim_start().len());
+            (s, (start + slice.trim_end().len()).max(s))
+        }
+        None => (start, end.max(start)),
     }
-    while end > start && is_space(bytes[end - 1]) {
-        end -= 1;
-    }
-    (start, end)
 }
 
 /// Move `start` back to its line's start when only spaces or tabs precede it
@@ -216,40 +221,51 @@ pub(super) fn cut_by_lines(
     out
 }
 
-/// Line windows over the whole file: `cfg.window_lines` lines each, the next
-/// starting `cfg.window_overlap` lines before the previous one ended. Windows
-/// that are only whitespace are skipped; a window larger than
-/// `cfg.max_chunk_bytes` (very long lines) is cut further, without overlap.
+/// Line windows over the whole file: up to `cfg.window_lines` lines and
+/// `cfg.max_chunk_bytes` bytes each (cut at a line end when one fits), the
+/// next starting `cfg.window_overlap` lines before the previous one ended but
+/// always at least one line later. A line longer than the byte limit is cut
+/// inside, without overlap. Whitespace-only windows are skipped; windows are
+/// in strictly increasing start order.
 pub(super) fn windows(source: &str, cfg: &ChunkConfig) -> Vec<ChunkDraft> {
     let lines = LineIndex::new(source);
     let size = cfg.window_lines.max(1);
-    let step = size - cfg.window_overlap.min(size - 1);
-    let total = lines.count();
+    let overlap = cfg.window_overlap.min(size - 1);
+    let max = cfg.max_chunk_bytes.max(1);
+    let len = source.len();
     let mut out = Vec::new();
-    let mut first = 0;
-    loop {
-        let last = (first + size).min(total);
-        let start = lines.start_of(first, source.len());
-        let end = lines.start_of(last, source.len());
-        let (s, e) = trim(source, start, end);
-        if s < e {
-            for (ps, pe) in cut_by_lines(source, s, e, cfg.max_chunk_bytes.max(1)) {
-                let (ps, pe) = trim(source, ps, pe);
-                if ps < pe {
-                    out.push(plain_chunk(
-                        &lines,
-                        ps,
-                        pe,
-                        ChunkKind::Window,
-                        SpanKind::Code,
-                    ));
+    let mut start = 0;
+    while start < len {
+        let line = lines.index_of(start);
+        let by_lines = lines.start_of(line + size, len);
+        let end = if by_lines - start <= max {
+            by_lines
+        } else {
+            match lines.last_start_in(start + 1, start + max) {
+                Some(l) => l,
+                None => {
+                    let line_end = lines.start_of(line + 1, len);
+                    cut_by_lines(source, start, line_end, max)
+                        .first()
+                        .map_or(line_end, |c| c.1)
                 }
             }
+        };
+        let (s, e) = trim(source, start, end);
+        if s < e {
+            out.push(plain_chunk(&lines, s, e, ChunkKind::Window, SpanKind::Code));
         }
-        if last >= total {
+        if end >= len {
             break;
         }
-        first += step;
+        start = if lines.is_line_start(end) {
+            let end_line = lines.index_of(end);
+            lines
+                .start_of(end_line.saturating_sub(overlap).max(line + 1), len)
+                .min(end)
+        } else {
+            end
+        };
     }
     out
 }

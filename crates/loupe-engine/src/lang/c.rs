@@ -16,6 +16,14 @@ pub static C: LanguageConfig = LanguageConfig {
     doc_prefixes: &[],
     inner_doc_prefixes: &[],
     import_kinds: &["preproc_include"],
+    transparent_kinds: &[
+        "preproc_ifdef",
+        "preproc_if",
+        "preproc_else",
+        "preproc_elif",
+        "linkage_specification",
+        "declaration_list",
+    ],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };

@@ -16,6 +16,7 @@ pub static CSHARP: LanguageConfig = LanguageConfig {
     doc_prefixes: &["///", "/**"],
     inner_doc_prefixes: &[],
     import_kinds: &["using_directive"],
+    transparent_kinds: &[],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };

@@ -16,6 +16,7 @@ pub static GO: LanguageConfig = LanguageConfig {
     doc_prefixes: &[],
     inner_doc_prefixes: &[],
     import_kinds: &["import_declaration"],
+    transparent_kinds: &[],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };

@@ -16,6 +16,7 @@ pub static JAVASCRIPT: LanguageConfig = LanguageConfig {
     doc_prefixes: &["/**"],
     inner_doc_prefixes: &[],
     import_kinds: &["import_statement"],
+    transparent_kinds: &[],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };

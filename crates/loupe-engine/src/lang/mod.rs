@@ -72,6 +72,10 @@ pub struct LanguageConfig {
     pub inner_doc_prefixes: &'static [&'static str],
     /// Node kinds that are import statements.
     pub import_kinds: &'static [&'static str],
+    /// Node kinds whose children are chunked as if they stood at the level
+    /// of the node itself: include guards (`#ifndef ... #endif`), `extern "C"`
+    /// blocks and their declaration lists.
+    pub transparent_kinds: &'static [&'static str],
     /// How function bodies are delimited.
     pub body_style: BodyStyle,
     /// Compiled queries, built on first use.

@@ -20,6 +20,7 @@ pub static PYTHON: LanguageConfig = LanguageConfig {
         "import_from_statement",
         "future_import_statement",
     ],
+    transparent_kinds: &[],
     body_style: BodyStyle::Indent,
     compiled: OnceLock::new(),
 };

@@ -16,6 +16,7 @@ pub static RUBY: LanguageConfig = LanguageConfig {
     doc_prefixes: &[],
     inner_doc_prefixes: &[],
     import_kinds: &[],
+    transparent_kinds: &[],
     body_style: BodyStyle::End,
     compiled: OnceLock::new(),
 };

@@ -16,6 +16,7 @@ pub static RUST: LanguageConfig = LanguageConfig {
     doc_prefixes: &["///", "/**"],
     inner_doc_prefixes: &["//!", "/*!"],
     import_kinds: &["use_declaration", "extern_crate_declaration"],
+    transparent_kinds: &[],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };

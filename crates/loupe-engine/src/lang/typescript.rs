@@ -18,6 +18,7 @@ pub static TYPESCRIPT: LanguageConfig = LanguageConfig {
     doc_prefixes: &["/**"],
     inner_doc_prefixes: &[],
     import_kinds: &["import_statement"],
+    transparent_kinds: &[],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };
@@ -29,12 +30,13 @@ pub static TSX: LanguageConfig = LanguageConfig {
     file_names: &[],
     grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
     defs_query: include_str!("queries/typescript_defs.scm"),
-    refs_query: include_str!("queries/typescript_refs.scm"),
+    refs_query: include_str!("queries/tsx_refs.scm"),
     comment_kinds: &["comment"],
     attach_kinds: &["decorator"],
     doc_prefixes: &["/**"],
     inner_doc_prefixes: &[],
     import_kinds: &["import_statement"],
+    transparent_kinds: &[],
     body_style: BodyStyle::Braces,
     compiled: OnceLock::new(),
 };

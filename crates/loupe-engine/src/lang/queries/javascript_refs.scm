@@ -3,7 +3,8 @@
    function: (identifier) @_require
    arguments: (arguments (string (string_fragment) @reference.import)))
  (#eq? @_require "require"))
-(call_expression function: (identifier) @reference.call)
+((call_expression function: (identifier) @reference.call)
+ (#not-eq? @reference.call "require"))
 (call_expression function: (member_expression property: (property_identifier) @reference.call))
 (new_expression constructor: (identifier) @reference.call)
 (import_specifier name: (identifier) @reference.import)

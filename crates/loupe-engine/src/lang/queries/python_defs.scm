@@ -13,3 +13,5 @@
   (expression_statement
     (assignment left: (identifier) @name)) @definition.constant
   (#match? @name "^[A-Z][A-Z0-9_]*$"))
+; The module docstring (a `@doc` without a definition).
+(module . (expression_statement (string) @doc))
