@@ -388,3 +388,23 @@ async fn pins_mentions_and_graph_neighbours() {
         .unwrap_err();
     assert!(e.to_string().contains("no indexed file"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watcher_reindexes_a_saved_file() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = Arc::new(env.open(None).await);
+    index(&p).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = loupe_engine::watch::watch(Arc::clone(&p), move |e| {
+        if let loupe_engine::watch::WatchEvent::Indexed(r) = e {
+            let _ = tx.send(r.files_changed);
+        }
+    })
+    .unwrap();
+    env.write("src/fresh.rs", "pub fn watched_into_the_index() {}\n");
+    let changed = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv()).await.unwrap().unwrap();
+    assert!(changed >= 1);
+    assert!(search_paths(&p, "watched_into_the_index").await.contains(&"src/fresh.rs".to_string()));
+    handle.stop().await;
+}

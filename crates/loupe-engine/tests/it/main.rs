@@ -6,5 +6,6 @@
 )]
 
 mod chunk;
+mod embed;
 mod index;
 mod support;
