@@ -13,6 +13,11 @@
 //!   (`parent` = the container), chunks of the container's kind and symbol for
 //!   runs of non-member items between members, and the closing delimiter
 //!   appended to the last member's chunk (or to a trailing run, if any).
+//!   Members are functions and nested containers; constants, fields and type
+//!   aliases inside a container stay with its header or runs.
+//! - A `;` or comment on the line where a definition ends joins it.
+//! - Include guards and `extern "C"` blocks are transparent: their children
+//!   are chunked as top-level items.
 //! - Any other chunk larger than `max_chunk_bytes` (a long function, a huge
 //!   statement) is cut at statement boundaries (named nodes that start a
 //!   line), then at line ends, into consecutive chunks with the same symbol.
