@@ -7,6 +7,7 @@
 //! same input gives the same output, byte for byte.
 
 pub mod classify;
+pub mod compress;
 pub mod error;
 pub mod model;
 pub mod models;
