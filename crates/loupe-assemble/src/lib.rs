@@ -11,6 +11,7 @@ pub mod compress;
 pub mod error;
 pub mod model;
 pub mod models;
+pub mod pack;
 pub mod rank;
 pub mod report;
 pub mod tokens;
