@@ -9,10 +9,12 @@
 pub mod classify;
 pub mod compress;
 pub mod error;
+pub mod guard;
 pub mod model;
 pub mod models;
 pub mod pack;
 pub mod rank;
+pub mod render;
 pub mod report;
 pub mod tokens;
 
