@@ -432,9 +432,7 @@ pub fn guard_chunk(chunk: &Chunk, config: GuardConfig, out: &mut Vec<Redaction>)
         chunk.outline.clone()
     };
     for span in &spans {
-        let Some(part) = chunk.text.get(span.start as usize..span.end as usize) else {
-            return None;
-        };
+        let part = chunk.text.get(span.start as usize..span.end as usize)?;
         let line = chunk.start_line + line_of(&chunk.text, span.start as usize) - 1;
         let guarded = guard_text(part, config, location, line, out);
         let start = text.len() as u32;

@@ -9,6 +9,7 @@
 pub mod classify;
 pub mod compress;
 pub mod error;
+pub mod fit;
 pub mod guard;
 pub mod model;
 pub mod models;
