@@ -230,7 +230,7 @@ impl PathRules {
 
 /// Whether `path` is a primer per `primers` (bare names match the file name
 /// anywhere; names with `/` or wildcards are globs).
-fn is_primer(path: &str, primers: &[String]) -> bool {
+pub(crate) fn is_primer(path: &str, primers: &[String]) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     primers.iter().any(|p| {
         if p.contains('/') || p.contains('*') {

@@ -187,23 +187,53 @@ pub fn block(b: &Block, index: usize, format: Format, toggles: Toggles) -> Strin
             };
             format!("{header}\n{fence}{lang}\n{body}{fence}\n\n")
         }
-        Format::Json => {
-            let mut v = serde_json::json!({ "content": b.content, "lod": b.lod });
-            if toggles.sources {
-                v["source"] = b.citation().into();
-                v["path"] = b.path.clone().into();
-                v["start_line"] = b.start_line.into();
-                v["end_line"] = b.end_line.into();
-            }
-            if toggles.scores {
-                v["score"] = serde_json::json!((f64::from(b.score) * 100.0).round() / 100.0);
-            }
-            if !context.is_empty() {
-                v["context"] = context.into();
-            }
-            v.to_string()
-        }
+        Format::Json => serde_json::to_string(&json_item(b, toggles)).unwrap_or_default(),
     }
+}
+
+fn json_item(b: &Block, toggles: Toggles) -> JsonItem<'_> {
+    JsonItem {
+        source: toggles.sources.then(|| b.citation()),
+        path: toggles.sources.then_some(b.path.as_str()),
+        start_line: toggles.sources.then_some(b.start_line),
+        end_line: toggles.sources.then_some(b.end_line),
+        lod: b.lod,
+        score: toggles
+            .scores
+            .then(|| (f64::from(b.score) * 100.0).round() / 100.0),
+        context: b.context.as_deref(),
+        content: &b.content,
+    }
+}
+
+/// One item in JSON output; fields in reading order.
+#[derive(Serialize)]
+struct JsonItem<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_line: Option<u32>,
+    lod: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<&'a str>,
+    content: &'a str,
+}
+
+/// The JSON prompt; fields in the seed's assembly order.
+#[derive(Serialize)]
+struct JsonPrompt<'a> {
+    instructions: &'a str,
+    primers: Vec<JsonItem<'a>>,
+    notes: &'a [String],
+    pinned: Vec<JsonItem<'a>>,
+    retrieved: Vec<JsonItem<'a>>,
+    question: &'a str,
 }
 
 /// The format after the `structured` toggle.
@@ -234,8 +264,8 @@ fn group(
 }
 
 /// The prompt, and the size-relevant text of each section (for the account).
-pub fn prompt(
-    parts: &PromptParts,
+pub fn prompt<'a>(
+    parts: &'a PromptParts,
     format: Format,
     toggles: Toggles,
 ) -> (String, Vec<(Section, String)>) {
@@ -252,19 +282,19 @@ pub fn prompt(
     let retrieved = blocks(&parts.retrieved, parts.primers.len() + parts.pinned.len());
     match format {
         Format::Json => {
-            let parse = |v: &[String]| -> Vec<serde_json::Value> {
-                v.iter()
-                    .filter_map(|s| serde_json::from_str(s).ok())
-                    .collect()
+            let items = |list: &'a [Block]| {
+                list.iter()
+                    .map(|b| json_item(b, toggles))
+                    .collect::<Vec<_>>()
             };
-            let value = serde_json::json!({
-                "instructions": parts.instructions,
-                "primers": parse(&primers),
-                "notes": parts.notes,
-                "pinned": parse(&pinned),
-                "retrieved": parse(&retrieved),
-                "question": parts.question,
-            });
+            let value = JsonPrompt {
+                instructions: &parts.instructions,
+                primers: items(&parts.primers),
+                notes: &parts.notes,
+                pinned: items(&parts.pinned),
+                retrieved: items(&parts.retrieved),
+                question: &parts.question,
+            };
             let text = serde_json::to_string_pretty(&value).unwrap_or_default();
             pieces.push((Section::Instructions, parts.instructions.clone()));
             pieces.push((Section::Primers, primers.concat()));

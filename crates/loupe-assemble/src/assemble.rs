@@ -1,0 +1,780 @@
+//! Assemble: the whole pure pipeline, from candidates and knobs to an
+//! [`Assembly`] — classify → rank → select → guard → pack (with compress)
+//! → render → fit — with one report row per candidate.
+//!
+//! *Architecture invariant:* [`assemble`] is a pure function of its
+//! arguments: no I/O, no clock (`now` is a knob), no randomness; the same
+//! input gives the same output byte for byte. It never fails: problems
+//! become warnings in the report.
+//!
+//! Sizes are exact in the budget's unit. Each item's rendered block is
+//! measured once per level of detail and cached for the call; the finished
+//! prompt is measured once more and, should tokenizer joins push it over,
+//! packed again with the overshoot taken off.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{self, Classification, Intent, QueryAnalysis};
+use crate::compress::{self, MAX_LOD, RenderOptions};
+use crate::fit::{self, FitReport, Message, MessageRole};
+use crate::guard::{self, DEFAULT_USER_MESSAGE_CAP, GuardConfig};
+use crate::model::{Candidate, Chunk, ChunkId, ChunkKind, Role, SpanKind};
+use crate::models::{self, ModelSpec};
+use crate::pack::{self, PackItem, Packed, PinnedOverflow};
+use crate::rank::{
+    self, PathRules, PathWeight, RankConfig, RoleWeights, ScoreBreakdown, SelectConfig,
+};
+use crate::render::{self, Block, Format, PromptParts, Toggles};
+use crate::report::{DropReason, ItemStatus, Redaction, Section, SectionSize};
+use crate::tokens::Measure;
+
+/// Default number of automatic items (SourcePrep's "Chunks (k): Default: 20").
+pub const DEFAULT_K: usize = 20;
+/// Default tokens kept free in the context window for the answer (the
+/// common `max_tokens` of 4,096 for chat completions).
+pub const DEFAULT_ANSWER_RESERVE: u32 = 4_096;
+/// Default recency half-life in days: a file edited a month ago gets half the boost.
+pub const DEFAULT_RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
+/// Default recency boost of a file edited just now (SourcePrep: "slight boost").
+pub const DEFAULT_RECENCY_WEIGHT: f32 = 0.05;
+/// Default level of detail by score relative to the best automatic item:
+/// (at least this share of the top score, level). Below the last: LOD 5.
+pub const LOD_BANDS: [(f32, u8); 5] = [(0.8, 0), (0.6, 1), (0.45, 2), (0.3, 3), (0.15, 4)];
+/// Re-packs allowed when tokenizer joins push the measured prompt over budget.
+const MAX_REPACKS: usize = 4;
+
+/// A budget in tokens (exact, the model's tokenizer) or characters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Budget {
+    /// Tokens.
+    Tokens(u32),
+    /// Characters (SourcePrep's `max_chars`).
+    Chars(u32),
+}
+
+/// Every user-facing setting of assembly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Knobs {
+    /// Model name; picks the tokenizer, context window and default budget.
+    pub model: String,
+    /// User rows of the model table, checked before the built-in rows.
+    pub models: Vec<ModelSpec>,
+    /// The budget; `None` uses the model's default.
+    pub budget: Option<Budget>,
+    /// Path weight rules (most specific glob wins; 0 hides).
+    pub path_weights: Vec<PathWeight>,
+    /// Primer file names or globs.
+    pub primers: Vec<String>,
+    /// Added to primer files' scores.
+    pub primer_boost: f32,
+    /// Recency half-life in days (≤ 0: off).
+    pub recency_half_life_days: f32,
+    /// Recency boost of a file modified now.
+    pub recency_weight: f32,
+    /// Base weight per role.
+    pub role_weights: RoleWeights,
+    /// Overrides the classified intent.
+    pub intent: Option<Intent>,
+    /// Automatic items kept at most; `None` keeps all.
+    pub k: Option<usize>,
+    /// Automatic items below this score are dropped.
+    pub min_score: Option<f32>,
+    /// MMR λ in (0, 1); `None` turns diversity off.
+    pub diversity: Option<f32>,
+    /// Default level of detail by score band; off means full detail wanted for all.
+    pub lod: bool,
+    /// Tokens kept free in the context window for the answer.
+    pub answer_reserve: u32,
+    /// Output format.
+    pub format: Format,
+    /// Output toggles.
+    pub toggles: Toggles,
+    /// NFKC + invisible stripping + injection redaction in retrieved text.
+    pub sanitize: bool,
+    /// Secret redaction everywhere.
+    pub redact_secrets: bool,
+    /// Cap on the user message in characters.
+    pub user_message_cap: usize,
+    /// Add the enclosing definition's header to methods whose parent is not included.
+    pub glue: bool,
+    /// The current time, seconds since the Unix epoch (for recency).
+    pub now: i64,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            model: "gpt-4o".into(),
+            models: Vec::new(),
+            budget: None,
+            path_weights: Vec::new(),
+            primers: rank::DEFAULT_PRIMERS
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
+            primer_boost: rank::DEFAULT_PRIMER_BOOST,
+            recency_half_life_days: DEFAULT_RECENCY_HALF_LIFE_DAYS,
+            recency_weight: DEFAULT_RECENCY_WEIGHT,
+            role_weights: RoleWeights::default(),
+            intent: None,
+            k: Some(DEFAULT_K),
+            min_score: None,
+            diversity: None,
+            lod: true,
+            answer_reserve: DEFAULT_ANSWER_RESERVE,
+            format: Format::Xml,
+            toggles: Toggles::default(),
+            sanitize: true,
+            redact_secrets: true,
+            user_message_cap: DEFAULT_USER_MESSAGE_CAP,
+            glue: true,
+            now: 0,
+        }
+    }
+}
+
+/// The question and everything assembly needs besides the candidates.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AssembleRequest {
+    /// The user's question, verbatim.
+    pub question: String,
+    /// Search-term analysis; `None` runs [`classify::analyze`].
+    pub analysis: Option<QueryAnalysis>,
+    /// Classification; `None` runs [`classify::classify`].
+    pub classification: Option<Classification>,
+    /// Memory or team notes, in the Notes section.
+    pub notes: Vec<String>,
+    /// Earlier turns of the conversation (for fitting).
+    pub history: Vec<Message>,
+    /// The knobs.
+    pub knobs: Knobs,
+}
+
+/// One row per candidate: what happened to it and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemRow {
+    /// Chunk id.
+    pub id: ChunkId,
+    /// Path.
+    pub path: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// Section it belongs to.
+    pub section: Section,
+    /// Final score with every factor.
+    pub score: ScoreBreakdown,
+    /// Level of detail it was rendered at (if included).
+    pub lod: Option<u8>,
+    /// Level of detail it would have had with room to spare.
+    pub wanted_lod: u8,
+    /// Size of its block in the budget's unit (0 if dropped).
+    pub size: u32,
+    /// Included, degraded or dropped (with reason).
+    pub status: ItemStatus,
+    /// Set when it was rendered inside another item's block (merged ranges).
+    pub merged_into: Option<ChunkId>,
+}
+
+/// The budget account and everything worth warning about.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The resolved model row.
+    pub model: String,
+    /// `tokens` or `chars`.
+    pub unit: String,
+    /// The budget asked for.
+    pub budget: u32,
+    /// The answer reserve applied.
+    pub answer_reserve: u32,
+    /// What the prompt may use after the reserve and the tokenizer margin.
+    pub usable: u32,
+    /// What the prompt uses (measured on the final text).
+    pub used: u32,
+    /// Per-section sizes.
+    pub sections: Vec<SectionSize>,
+    /// Something was degraded, dropped for budget, or trimmed.
+    pub was_truncated: bool,
+    /// Candidates not in the prompt.
+    pub dropped_count: u32,
+    /// Size the over-budget drops would need at their smallest.
+    pub dropped_size: u32,
+    /// Set when pinned items did not all fit at full detail.
+    pub pinned_overflow: Option<PinnedOverflow>,
+    /// What the classifier decided (after overrides).
+    pub classification: Classification,
+    /// The search-term analysis used.
+    pub analysis: QueryAnalysis,
+    /// What fitting did to the messages.
+    pub fit: FitReport,
+    /// Human-readable warnings.
+    pub warnings: Vec<String>,
+    /// Every redaction and sanitization.
+    pub redactions: Vec<Redaction>,
+}
+
+/// The result: the prompt, the fitted messages, a row per candidate, the report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Assembly {
+    /// The rendered prompt, in assembly order.
+    pub prompt: String,
+    /// System (instructions + context), history, user (question), fitted.
+    pub messages: Vec<Message>,
+    /// One row per candidate, in input order.
+    pub items: Vec<ItemRow>,
+    /// The report.
+    pub report: Report,
+}
+
+/// The default level of detail for a score relative to the top automatic score.
+pub fn lod_for(score: f32, top: f32) -> u8 {
+    let relative = if top > 0.0 { score / top } else { 0.0 };
+    LOD_BANDS
+        .iter()
+        .find(|(share, _)| relative >= *share)
+        .map_or(MAX_LOD, |(_, lod)| *lod)
+}
+
+/// Per-item data fixed before packing.
+struct Prepared<'c> {
+    index: usize,
+    chunk: std::borrow::Cow<'c, Chunk>,
+    options: RenderOptions,
+    context: Option<String>,
+    section: Section,
+    wanted: u8,
+}
+
+fn is_container(kind: ChunkKind) -> bool {
+    matches!(
+        kind,
+        ChunkKind::Class
+            | ChunkKind::Impl
+            | ChunkKind::Trait
+            | ChunkKind::Interface
+            | ChunkKind::Struct
+            | ChunkKind::Module
+    )
+}
+
+/// The first line of a chunk's first signature.
+fn header_line(chunk: &Chunk) -> Option<String> {
+    let span = chunk
+        .outline
+        .iter()
+        .find(|s| s.kind == SpanKind::Signature)?;
+    let text = chunk.text.get(span.start as usize..span.end as usize)?;
+    Some(text.lines().next()?.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// Builds the block for an item at a level.
+fn make_block(p: &Prepared, candidates: &[Candidate], scores: &[ScoreBreakdown], lod: u8) -> Block {
+    let c = &candidates[p.index].chunk;
+    Block {
+        path: c.path.clone(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+        language: c.language.clone(),
+        lod,
+        score: scores[p.index].score,
+        context: if lod <= 3 { p.context.clone() } else { None },
+        content: compress::render(&p.chunk, lod, p.options),
+    }
+}
+
+/// Assembles the prompt for `request` from `candidates`. Pure and total.
+pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly {
+    let knobs = &request.knobs;
+    let mut warnings: Vec<String> = Vec::new();
+    let mut redactions: Vec<Redaction> = Vec::new();
+
+    // Model, unit and budget.
+    let spec = models::resolve(&knobs.model, &knobs.models);
+    if models::lookup(&knobs.model, &knobs.models).is_none() {
+        warnings.push(format!(
+            "unknown model {:?}: using o200k, an 8,192-token window and a 4,000-token budget",
+            knobs.model
+        ));
+    }
+    let (measure, budget) = match knobs.budget {
+        Some(Budget::Chars(n)) => (Measure::Chars, n),
+        Some(Budget::Tokens(n)) => (Measure::Tokens(spec.encoding), n),
+        None => (Measure::Tokens(spec.encoding), spec.default_budget),
+    };
+    let usable = match measure {
+        Measure::Tokens(_) => {
+            let room = spec.context_window.saturating_sub(knobs.answer_reserve);
+            if budget > room {
+                warnings.push(format!("budget {budget} leaves no {} tokens for the answer in a {}-token window: using {room}", knobs.answer_reserve, spec.context_window));
+            }
+            let usable = spec.usable(budget.min(room));
+            if spec.safety_margin > 0.0 {
+                warnings.push(format!("{} is counted with the closest public tokenizer; {:.0}% of the budget is kept as a safety margin", spec.name, spec.safety_margin * 100.0));
+            }
+            usable
+        }
+        Measure::Chars => budget,
+    };
+
+    // The question: guarded, capped, analysed, classified.
+    let guard_question = GuardConfig {
+        sanitize: knobs.sanitize,
+        injections: false,
+        secrets: knobs.redact_secrets,
+    };
+    let question = guard::guard_text(
+        &request.question,
+        guard_question,
+        "question",
+        1,
+        &mut redactions,
+    );
+    let question = guard::cap_user_message(&question, knobs.user_message_cap, &mut redactions);
+    let analysis = request
+        .analysis
+        .clone()
+        .unwrap_or_else(|| classify::analyze(&question));
+    let mut classification = request
+        .classification
+        .clone()
+        .unwrap_or_else(|| classify::classify(&question, &analysis));
+    if let Some(intent) = knobs.intent {
+        classification.intent = intent;
+    }
+
+    // Rank.
+    let (rules, glob_warnings) = PathRules::new(&knobs.path_weights);
+    warnings.extend(glob_warnings);
+    let rank_config = RankConfig {
+        path_weights: &knobs.path_weights,
+        primers: &knobs.primers,
+        primer_boost: knobs.primer_boost,
+        recency_half_life_days: knobs.recency_half_life_days,
+        recency_weight: knobs.recency_weight,
+        role_weights: &knobs.role_weights,
+        intent: classification.intent,
+        now: knobs.now,
+    };
+    let scores: Vec<ScoreBreakdown> = candidates
+        .iter()
+        .map(|c| rank::score(c, &rules, &rank_config))
+        .collect();
+    let mut reasons: Vec<Option<DropReason>> = vec![None; candidates.len()];
+    let mut visible: Vec<usize> = Vec::with_capacity(candidates.len());
+    for (i, s) in scores.iter().enumerate() {
+        match (&s.path_rule, s.path_weight == 0.0 && !s.pinned) {
+            (Some(glob), true) => {
+                reasons[i] = Some(DropReason::HiddenByPathWeight { glob: glob.clone() })
+            }
+            _ => visible.push(i),
+        }
+    }
+    visible
+        .sort_by(|&a, &b| rank::order((&candidates[a], &scores[a]), (&candidates[b], &scores[b])));
+    let (unique, dups) = pack::dedupe(&visible, candidates);
+    let select = SelectConfig {
+        k: knobs.k,
+        min_score: knobs.min_score,
+        diversity: knobs.diversity,
+    };
+    let (selected, cut) = rank::select(&unique, candidates, &scores, select);
+    for (i, reason) in dups.into_iter().chain(cut) {
+        reasons[i] = Some(reason);
+    }
+
+    // Prepare: guard, sections, imports once per file, glue once per parent, wanted level.
+    let guard_chunks = GuardConfig {
+        sanitize: knobs.sanitize,
+        injections: knobs.sanitize,
+        secrets: knobs.redact_secrets,
+    };
+    let selected_set: HashSet<usize> = selected.iter().copied().collect();
+    let top_auto = selected
+        .iter()
+        .filter(|&&i| !scores[i].pinned)
+        .map(|&i| scores[i].score)
+        .fold(0.0f32, f32::max);
+    let mut seen_files: HashSet<&str> = HashSet::new();
+    let mut seen_parents: HashSet<(&str, &str)> = HashSet::new();
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(selected.len());
+    for &i in &selected {
+        let c = &candidates[i];
+        let chunk = match guard::guard_chunk(&c.chunk, guard_chunks, &mut redactions) {
+            Some(guarded) => std::borrow::Cow::Owned(guarded),
+            None => std::borrow::Cow::Borrowed(&c.chunk),
+        };
+        let skip_imports = !seen_files.insert(c.chunk.path.as_str());
+        let mut context = None;
+        if knobs.glue
+            && let Some(parent) = c.chunk.parent.as_deref()
+            && seen_parents.insert((c.chunk.path.as_str(), parent))
+        {
+            let parent_chunk = candidates.iter().enumerate().find(|(_, p)| {
+                p.chunk.path == c.chunk.path
+                    && p.chunk.symbol.as_deref() == Some(parent)
+                    && is_container(p.chunk.kind)
+            });
+            context = match parent_chunk {
+                Some((j, _)) if selected_set.contains(&j) => None,
+                Some((_, p)) => header_line(&p.chunk).or_else(|| Some(parent.to_string())),
+                None => Some(parent.to_string()),
+            };
+        }
+        let s = &scores[i];
+        let section = if s.pinned {
+            Section::Pinned
+        } else if c.signals.primer || rank::is_primer(&c.chunk.path, &knobs.primers) {
+            Section::Primers
+        } else if c.chunk.role == Role::Docs {
+            Section::RetrievedDocs
+        } else {
+            Section::RetrievedCode
+        };
+        let wanted = if s.pinned || !knobs.lod {
+            0
+        } else {
+            lod_for(s.score, top_auto)
+        };
+        prepared.push(Prepared {
+            index: i,
+            chunk,
+            options: RenderOptions { skip_imports },
+            context,
+            section,
+            wanted,
+        });
+    }
+
+    // Fixed parts and their size.
+    let instructions = classify::instructions(classification.question_type).to_string();
+    let notes: Vec<String> = request
+        .notes
+        .iter()
+        .enumerate()
+        .map(|(n, note)| {
+            guard::guard_text(
+                note,
+                guard_chunks,
+                &format!("notes[{n}]"),
+                1,
+                &mut redactions,
+            )
+        })
+        .collect();
+    let format = render::effective(knobs.format, knobs.toggles);
+    let bare = PromptParts {
+        instructions: instructions.clone(),
+        notes: notes.clone(),
+        question: question.clone(),
+        ..PromptParts::default()
+    };
+    let scaffold_probe = Block {
+        path: String::new(),
+        start_line: 0,
+        end_line: 0,
+        language: String::new(),
+        lod: 0,
+        score: 0.0,
+        context: None,
+        content: String::new(),
+    };
+    let with_groups = PromptParts {
+        primers: vec![scaffold_probe.clone()],
+        pinned: vec![scaffold_probe.clone()],
+        retrieved: vec![scaffold_probe.clone()],
+        ..bare.clone()
+    };
+    let probe_size = measure.size(&render::block(&scaffold_probe, 1, format, knobs.toggles)) as u32;
+    let fixed = (measure.size(&render::prompt(&with_groups, format, knobs.toggles).0) as u32)
+        .saturating_sub(3 * probe_size)
+        .max(measure.size(&render::prompt(&bare, format, knobs.toggles).0) as u32);
+    if fixed > usable {
+        warnings.push(format!(
+            "instructions, notes and question alone take {fixed} {}, more than the usable {usable}",
+            measure.unit()
+        ));
+    }
+
+    // Pack, with exact block sizes cached per (item, level).
+    let items: Vec<PackItem> = prepared
+        .iter()
+        .map(|p| PackItem {
+            pinned: scores[p.index].pinned,
+            wanted: p.wanted,
+        })
+        .collect();
+    let mut cache: HashMap<(usize, u8), u32> = HashMap::new();
+    let mut cost = |n: usize, lod: u8| -> u32 {
+        *cache.entry((n, lod)).or_insert_with(|| {
+            let b = make_block(&prepared[n], candidates, &scores, lod);
+            // +1 for the separator the next block may merge with.
+            measure.size(&render::block(&b, n + 1, format, knobs.toggles)) as u32 + 1
+        })
+    };
+    let mut available = usable.saturating_sub(fixed);
+    let mut result;
+    let mut repacks = 0;
+    let (prompt, pieces, blocks_meta) = loop {
+        result = pack::pack(&items, available, &mut cost);
+        let (prompt, pieces, meta) = layout(
+            &prepared,
+            &result.items,
+            candidates,
+            &scores,
+            &instructions,
+            &notes,
+            &question,
+            knobs,
+        );
+        let total = measure.size(&prompt) as u32;
+        if total <= usable || repacks == MAX_REPACKS || available == 0 {
+            if total > usable {
+                warnings.push(format!("prompt measures {total} {}, over the usable {usable}: the fixed parts do not fit", measure.unit()));
+            }
+            break (prompt, pieces, meta);
+        }
+        available = available.saturating_sub(total - usable);
+        repacks += 1;
+    };
+
+    // Rows.
+    let mut rows: Vec<ItemRow> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ItemRow {
+            id: c.chunk.id,
+            path: c.chunk.path.clone(),
+            start_line: c.chunk.start_line,
+            end_line: c.chunk.end_line,
+            section: if scores[i].pinned {
+                Section::Pinned
+            } else if c.chunk.role == Role::Docs {
+                Section::RetrievedDocs
+            } else {
+                Section::RetrievedCode
+            },
+            score: scores[i].clone(),
+            lod: None,
+            wanted_lod: 0,
+            size: 0,
+            status: ItemStatus::Dropped(reasons[i].clone().unwrap_or(DropReason::BeyondK)),
+            merged_into: None,
+        })
+        .collect();
+    let mut dropped_size = 0u32;
+    for (n, p) in prepared.iter().enumerate() {
+        let row = &mut rows[p.index];
+        row.section = p.section;
+        row.wanted_lod = p.wanted;
+        match &result.items[n] {
+            Packed::In(lod) => {
+                row.lod = Some(*lod);
+                row.size = cost(n, *lod);
+                row.status = if *lod > p.wanted {
+                    ItemStatus::Degraded { wanted: p.wanted }
+                } else {
+                    ItemStatus::Included
+                };
+            }
+            Packed::Out(reason) => {
+                if let DropReason::OverBudget { needed } = reason {
+                    dropped_size += needed;
+                }
+                row.status = ItemStatus::Dropped(reason.clone());
+            }
+        }
+    }
+    for (leader, members) in &blocks_meta {
+        for m in members.iter().filter(|m| *m != leader) {
+            rows[*m].merged_into = Some(candidates[*leader].chunk.id);
+        }
+    }
+
+    // Section account: measured pieces; retrieved docs split out by their blocks.
+    let mut by_section: std::collections::BTreeMap<Section, u32> =
+        std::collections::BTreeMap::new();
+    for (section, text) in &pieces {
+        *by_section.entry(*section).or_default() += measure.size(text) as u32;
+    }
+    let docs: u32 = rows
+        .iter()
+        .filter(|r| r.section == Section::RetrievedDocs && r.lod.is_some())
+        .map(|r| r.size)
+        .sum();
+    if docs > 0 {
+        let code = by_section.entry(Section::RetrievedCode).or_default();
+        *code = code.saturating_sub(docs);
+        by_section.insert(Section::RetrievedDocs, docs);
+    }
+    let sections: Vec<SectionSize> = by_section
+        .into_iter()
+        .map(|(section, size)| SectionSize { section, size })
+        .collect();
+
+    // Messages: system = everything but the question; user = the question.
+    let system: String = pieces
+        .iter()
+        .filter(|(s, _)| *s != Section::Question)
+        .map(|(_, t)| t.as_str())
+        .collect();
+    let mut messages = vec![Message {
+        role: MessageRole::System,
+        content: system,
+    }];
+    messages.extend(request.history.iter().cloned());
+    messages.push(Message {
+        role: MessageRole::User,
+        content: question.clone(),
+    });
+    let encoding = match measure {
+        Measure::Tokens(e) => e,
+        Measure::Chars => spec.encoding,
+    };
+    let (messages, fit_report) = fit::fit(
+        &messages,
+        spec.context_window.saturating_sub(knobs.answer_reserve),
+        encoding,
+    );
+    if let Err(err) = fit::validate(&messages) {
+        warnings.push(format!("messages are not sendable: {err}"));
+    }
+
+    let dropped_count = rows.iter().filter(|r| !r.status.is_in()).count() as u32;
+    let degraded = rows
+        .iter()
+        .any(|r| matches!(r.status, ItemStatus::Degraded { .. }));
+    let over = rows.iter().any(|r| {
+        matches!(
+            r.status,
+            ItemStatus::Dropped(
+                DropReason::OverBudget { .. } | DropReason::PinnedOverBudget { .. }
+            )
+        )
+    });
+    if let Some(o) = &result.pinned_overflow {
+        warnings.push(format!(
+            "pinned items need {} {unit} at full detail ({} at their smallest) but {} are available: {} over",
+            o.needed_full,
+            o.needed_smallest,
+            o.available,
+            o.needed_full.saturating_sub(o.available),
+            unit = measure.unit()
+        ));
+    }
+    let used = measure.size(&prompt) as u32;
+    Assembly {
+        prompt,
+        messages,
+        items: rows,
+        report: Report {
+            model: spec.name.clone(),
+            unit: measure.unit().to_string(),
+            budget,
+            answer_reserve: knobs.answer_reserve,
+            usable,
+            used,
+            sections,
+            was_truncated: degraded
+                || over
+                || result.pinned_overflow.is_some()
+                || !fit_report.trimmed.is_empty(),
+            dropped_count,
+            dropped_size,
+            pinned_overflow: result.pinned_overflow.clone(),
+            classification,
+            analysis,
+            fit: fit_report,
+            warnings,
+            redactions,
+        },
+    }
+}
+
+/// The laid-out prompt: its text, its pieces by section, and each block's
+/// leader and members (candidate indices).
+type Layout = (String, Vec<(Section, String)>, Vec<(usize, Vec<usize>)>);
+
+/// Merges, orders and renders the included items. Returns the prompt, its
+/// pieces, and each block's leader and members (candidate indices).
+#[allow(clippy::too_many_arguments)] // The pieces of one prompt, all borrowed; a struct would only rename them.
+fn layout(
+    prepared: &[Prepared],
+    packed: &[Packed],
+    candidates: &[Candidate],
+    scores: &[ScoreBreakdown],
+    instructions: &str,
+    notes: &[String],
+    question: &str,
+    knobs: &Knobs,
+) -> Layout {
+    let mut parts = PromptParts {
+        instructions: instructions.to_string(),
+        notes: notes.to_vec(),
+        question: question.to_string(),
+        ..PromptParts::default()
+    };
+    let mut meta = Vec::new();
+    let mut retrieved = Vec::new();
+    for section in [Section::Primers, Section::Pinned, Section::RetrievedCode] {
+        let in_section: Vec<(usize, u8)> = prepared
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| {
+                p.section == section
+                    || (section == Section::RetrievedCode && p.section == Section::RetrievedDocs)
+            })
+            .filter_map(|(n, _)| match packed[n] {
+                Packed::In(lod) => Some((n, lod)),
+                Packed::Out(_) => None,
+            })
+            .collect();
+        // Merge over prepared positions, then map back to candidates.
+        let as_candidates: Vec<(usize, u8)> = in_section
+            .iter()
+            .map(|&(n, lod)| (prepared[n].index, lod))
+            .collect();
+        let position: HashMap<usize, usize> = in_section
+            .iter()
+            .map(|&(n, _)| (prepared[n].index, n))
+            .collect();
+        for (merged, lod) in pack::merge(&as_candidates, candidates) {
+            let leader = merged.members[0];
+            let Some(&n) = position.get(&leader) else {
+                continue;
+            };
+            let mut block = make_block(&prepared[n], candidates, scores, lod);
+            if merged.members.len() > 1 {
+                let view = Prepared {
+                    index: leader,
+                    chunk: std::borrow::Cow::Owned(merged.chunk.clone()),
+                    options: prepared[n].options,
+                    context: prepared[n].context.clone(),
+                    section,
+                    wanted: prepared[n].wanted,
+                };
+                block.content = compress::render(&view.chunk, lod, view.options);
+                block.start_line = merged.chunk.start_line;
+                block.end_line = merged.chunk.end_line;
+            }
+            meta.push((leader, merged.members.clone()));
+            match section {
+                Section::Primers => parts.primers.push(block),
+                Section::Pinned => parts.pinned.push(block),
+                _ => retrieved.push(block),
+            }
+        }
+    }
+    parts.retrieved = if knobs.toggles.lost_in_middle {
+        render::lost_in_middle(retrieved)
+    } else {
+        retrieved
+    };
+    let (prompt, pieces) = render::prompt(&parts, knobs.format, knobs.toggles);
+    (prompt, pieces, meta)
+}

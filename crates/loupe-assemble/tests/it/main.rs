@@ -1,0 +1,6 @@
+//! Integration tests of `loupe-assemble`: one binary, one module per concern.
+
+mod assemble;
+mod properties;
+mod snapshots;
+mod support;
