@@ -28,7 +28,11 @@ use crate::rank::{
 };
 use crate::render::{self, Block, Format, PromptParts, Toggles};
 use crate::report::{DropReason, ItemStatus, Redaction, Section, SectionSize};
-use crate::tokens::Measure;
+use crate::tokens::{self, Measure};
+
+fn measure_tokens(encoding: tokens::Encoding, text: &str) -> u32 {
+    tokens::count(encoding, text) as u32
+}
 
 /// Default number of automatic items (SourcePrep's "Chunks (k): Default: 20").
 pub const DEFAULT_K: usize = 20;
@@ -520,7 +524,7 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
     let mut available = usable.saturating_sub(fixed);
     let mut result;
     let mut repacks = 0;
-    let (prompt, pieces, blocks_meta) = loop {
+    let (prompt, pieces, blocks_meta, used) = loop {
         result = pack::pack(&items, available, &mut cost);
         let (prompt, pieces, meta) = layout(
             &prepared,
@@ -537,7 +541,7 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
             if total > usable {
                 warnings.push(format!("prompt measures {total} {}, over the usable {usable}: the fixed parts do not fit", measure.unit()));
             }
-            break (prompt, pieces, meta);
+            break (prompt, pieces, meta, total);
         }
         available = available.saturating_sub(total - usable);
         repacks += 1;
@@ -596,22 +600,33 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
         }
     }
 
-    // Section account: measured pieces; retrieved docs split out by their blocks.
+    // Section account: small pieces measured, item sections summed from
+    // their (cached) block sizes, and the overhead takes the remainder, so the
+    // sections add up to `used` exactly without measuring the prompt twice.
     let mut by_section: std::collections::BTreeMap<Section, u32> =
         std::collections::BTreeMap::new();
+    let mut question_size = 0;
     for (section, text) in &pieces {
-        *by_section.entry(*section).or_default() += measure.size(text) as u32;
+        match section {
+            Section::Primers
+            | Section::Pinned
+            | Section::RetrievedCode
+            | Section::RetrievedDocs
+            | Section::Overhead => {}
+            _ => {
+                let size = measure.size(text) as u32;
+                if *section == Section::Question {
+                    question_size = size;
+                }
+                *by_section.entry(*section).or_default() += size;
+            }
+        }
     }
-    let docs: u32 = rows
-        .iter()
-        .filter(|r| r.section == Section::RetrievedDocs && r.lod.is_some())
-        .map(|r| r.size)
-        .sum();
-    if docs > 0 {
-        let code = by_section.entry(Section::RetrievedCode).or_default();
-        *code = code.saturating_sub(docs);
-        by_section.insert(Section::RetrievedDocs, docs);
+    for row in rows.iter().filter(|r| r.lod.is_some()) {
+        *by_section.entry(row.section).or_default() += row.size;
     }
+    let accounted: u32 = by_section.values().sum();
+    by_section.insert(Section::Overhead, used.saturating_sub(accounted));
     let sections: Vec<SectionSize> = by_section
         .into_iter()
         .map(|(section, size)| SectionSize { section, size })
@@ -636,8 +651,18 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
         Measure::Tokens(e) => e,
         Measure::Chars => spec.encoding,
     };
-    let (messages, fit_report) = fit::fit(
+    // The system message is the prompt without its question piece; its size
+    // is known up to a tokenizer join, which the per-message slack covers.
+    let mut sizes = vec![used.saturating_sub(question_size) + fit::JOIN_SLACK];
+    sizes.extend(
+        messages[1..messages.len() - 1]
+            .iter()
+            .map(|m| measure_tokens(encoding, &m.content)),
+    );
+    sizes.push(tokens::count(encoding, &question) as u32);
+    let (messages, fit_report) = fit::fit_sized(
         &messages,
+        &sizes,
         spec.context_window.saturating_sub(knobs.answer_reserve),
         encoding,
     );
@@ -667,7 +692,6 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
             unit = measure.unit()
         ));
     }
-    let used = measure.size(&prompt) as u32;
     Assembly {
         prompt,
         messages,

@@ -116,9 +116,35 @@ fn trim(encoding: Encoding, message: &mut Message, max: u32) -> Option<Trim> {
     })
 }
 
+/// Tokens added to a size that is known only up to a tokenizer join.
+pub const JOIN_SLACK: u32 = 2;
+
 /// Fits `messages` into `⌊window × 0.97⌋` tokens of `encoding`.
 pub fn fit(messages: &[Message], window: u32, encoding: Encoding) -> (Vec<Message>, FitReport) {
+    let sizes: Vec<u32> = messages.iter().map(|m| size(encoding, m)).collect();
+    fit_sized(messages, &sizes, window, encoding)
+}
+
+/// [`fit`] with the messages' sizes already known (upper bounds are fine):
+/// when they fit, nothing is counted again. Otherwise sizes are recounted
+/// exactly before anything is cut.
+pub fn fit_sized(
+    messages: &[Message],
+    sizes: &[u32],
+    window: u32,
+    encoding: Encoding,
+) -> (Vec<Message>, FitReport) {
     let budget = budget(window);
+    let known: u32 = sizes.iter().sum();
+    if sizes.len() == messages.len() && known <= budget {
+        let report = FitReport {
+            budget,
+            before: known,
+            after: known,
+            ..FitReport::default()
+        };
+        return (messages.to_vec(), report);
+    }
     let before: u32 = messages.iter().map(|m| size(encoding, m)).sum();
     let mut report = FitReport {
         budget,
