@@ -14,226 +14,26 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
+// The request and result types live in `knobs`; re-exported so `assemble::Knobs` reads naturally.
+pub use crate::knobs::*;
 
-use crate::classify::{self, Classification, Intent, QueryAnalysis};
+use crate::classify;
 use crate::compress::{self, MAX_LOD, RenderOptions};
-use crate::fit::{self, FitReport, Message, MessageRole};
-use crate::guard::{self, DEFAULT_USER_MESSAGE_CAP, GuardConfig};
-use crate::model::{Candidate, Chunk, ChunkId, ChunkKind, Role, SpanKind};
-use crate::models::{self, ModelSpec};
-use crate::pack::{self, PackItem, Packed, PinnedOverflow};
-use crate::rank::{
-    self, PathRules, PathWeight, RankConfig, RoleWeights, ScoreBreakdown, SelectConfig,
-};
-use crate::render::{self, Block, Format, PromptParts, Toggles};
+use crate::fit::{self, Message, MessageRole};
+use crate::guard::{self, GuardConfig};
+use crate::model::{Candidate, Chunk, ChunkKind, Role, SpanKind};
+use crate::models;
+use crate::pack::{self, PackItem, Packed};
+use crate::rank::{self, PathRules, RankConfig, ScoreBreakdown, SelectConfig};
+use crate::render::{self, Block, PromptParts};
 use crate::report::{DropReason, ItemStatus, Redaction, Section, SectionSize};
 use crate::tokens::{self, Measure};
 
-fn measure_tokens(encoding: tokens::Encoding, text: &str) -> u32 {
-    tokens::count(encoding, text) as u32
-}
-
-/// Default number of automatic items (SourcePrep's "Chunks (k): Default: 20").
-pub const DEFAULT_K: usize = 20;
-/// Default tokens kept free in the context window for the answer (the
-/// common `max_tokens` of 4,096 for chat completions).
-pub const DEFAULT_ANSWER_RESERVE: u32 = 4_096;
-/// Default recency half-life in days: a file edited a month ago gets half the boost.
-pub const DEFAULT_RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
-/// Default recency boost of a file edited just now (SourcePrep: "slight boost").
-pub const DEFAULT_RECENCY_WEIGHT: f32 = 0.05;
-/// Default level of detail by score relative to the best automatic item:
-/// (at least this share of the top score, level). Below the last: LOD 5.
-pub const LOD_BANDS: [(f32, u8); 5] = [(0.8, 0), (0.6, 1), (0.45, 2), (0.3, 3), (0.15, 4)];
 /// Re-packs allowed when tokenizer joins push the measured prompt over budget.
 const MAX_REPACKS: usize = 4;
 
-/// A budget in tokens (exact, the model's tokenizer) or characters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Budget {
-    /// Tokens.
-    Tokens(u32),
-    /// Characters (SourcePrep's `max_chars`).
-    Chars(u32),
-}
-
-/// Every user-facing setting of assembly.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Knobs {
-    /// Model name; picks the tokenizer, context window and default budget.
-    pub model: String,
-    /// User rows of the model table, checked before the built-in rows.
-    pub models: Vec<ModelSpec>,
-    /// The budget; `None` uses the model's default.
-    pub budget: Option<Budget>,
-    /// Path weight rules (most specific glob wins; 0 hides).
-    pub path_weights: Vec<PathWeight>,
-    /// Primer file names or globs.
-    pub primers: Vec<String>,
-    /// Added to primer files' scores.
-    pub primer_boost: f32,
-    /// Recency half-life in days (≤ 0: off).
-    pub recency_half_life_days: f32,
-    /// Recency boost of a file modified now.
-    pub recency_weight: f32,
-    /// Base weight per role.
-    pub role_weights: RoleWeights,
-    /// Overrides the classified intent.
-    pub intent: Option<Intent>,
-    /// Automatic items kept at most; `None` keeps all.
-    pub k: Option<usize>,
-    /// Automatic items below this score are dropped.
-    pub min_score: Option<f32>,
-    /// MMR λ in (0, 1); `None` turns diversity off.
-    pub diversity: Option<f32>,
-    /// Default level of detail by score band; off means full detail wanted for all.
-    pub lod: bool,
-    /// Tokens kept free in the context window for the answer.
-    pub answer_reserve: u32,
-    /// Output format.
-    pub format: Format,
-    /// Output toggles.
-    pub toggles: Toggles,
-    /// NFKC + invisible stripping + injection redaction in retrieved text.
-    pub sanitize: bool,
-    /// Secret redaction everywhere.
-    pub redact_secrets: bool,
-    /// Cap on the user message in characters.
-    pub user_message_cap: usize,
-    /// Add the enclosing definition's header to methods whose parent is not included.
-    pub glue: bool,
-    /// The current time, seconds since the Unix epoch (for recency).
-    pub now: i64,
-}
-
-impl Default for Knobs {
-    fn default() -> Self {
-        Knobs {
-            model: "gpt-4o".into(),
-            models: Vec::new(),
-            budget: None,
-            path_weights: Vec::new(),
-            primers: rank::DEFAULT_PRIMERS
-                .iter()
-                .map(|p| p.to_string())
-                .collect(),
-            primer_boost: rank::DEFAULT_PRIMER_BOOST,
-            recency_half_life_days: DEFAULT_RECENCY_HALF_LIFE_DAYS,
-            recency_weight: DEFAULT_RECENCY_WEIGHT,
-            role_weights: RoleWeights::default(),
-            intent: None,
-            k: Some(DEFAULT_K),
-            min_score: None,
-            diversity: None,
-            lod: true,
-            answer_reserve: DEFAULT_ANSWER_RESERVE,
-            format: Format::Xml,
-            toggles: Toggles::default(),
-            sanitize: true,
-            redact_secrets: true,
-            user_message_cap: DEFAULT_USER_MESSAGE_CAP,
-            glue: true,
-            now: 0,
-        }
-    }
-}
-
-/// The question and everything assembly needs besides the candidates.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct AssembleRequest {
-    /// The user's question, verbatim.
-    pub question: String,
-    /// Search-term analysis; `None` runs [`classify::analyze`].
-    pub analysis: Option<QueryAnalysis>,
-    /// Classification; `None` runs [`classify::classify`].
-    pub classification: Option<Classification>,
-    /// Memory or team notes, in the Notes section.
-    pub notes: Vec<String>,
-    /// Earlier turns of the conversation (for fitting).
-    pub history: Vec<Message>,
-    /// The knobs.
-    pub knobs: Knobs,
-}
-
-/// One row per candidate: what happened to it and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ItemRow {
-    /// Chunk id.
-    pub id: ChunkId,
-    /// Path.
-    pub path: String,
-    /// First line.
-    pub start_line: u32,
-    /// Last line.
-    pub end_line: u32,
-    /// Section it belongs to.
-    pub section: Section,
-    /// Final score with every factor.
-    pub score: ScoreBreakdown,
-    /// Level of detail it was rendered at (if included).
-    pub lod: Option<u8>,
-    /// Level of detail it would have had with room to spare.
-    pub wanted_lod: u8,
-    /// Size of its block in the budget's unit (0 if dropped).
-    pub size: u32,
-    /// Included, degraded or dropped (with reason).
-    pub status: ItemStatus,
-    /// Set when it was rendered inside another item's block (merged ranges).
-    pub merged_into: Option<ChunkId>,
-}
-
-/// The budget account and everything worth warning about.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    /// The resolved model row.
-    pub model: String,
-    /// `tokens` or `chars`.
-    pub unit: String,
-    /// The budget asked for.
-    pub budget: u32,
-    /// The answer reserve applied.
-    pub answer_reserve: u32,
-    /// What the prompt may use after the reserve and the tokenizer margin.
-    pub usable: u32,
-    /// What the prompt uses (measured on the final text).
-    pub used: u32,
-    /// Per-section sizes.
-    pub sections: Vec<SectionSize>,
-    /// Something was degraded, dropped for budget, or trimmed.
-    pub was_truncated: bool,
-    /// Candidates not in the prompt.
-    pub dropped_count: u32,
-    /// Size the over-budget drops would need at their smallest.
-    pub dropped_size: u32,
-    /// Set when pinned items did not all fit at full detail.
-    pub pinned_overflow: Option<PinnedOverflow>,
-    /// What the classifier decided (after overrides).
-    pub classification: Classification,
-    /// The search-term analysis used.
-    pub analysis: QueryAnalysis,
-    /// What fitting did to the messages.
-    pub fit: FitReport,
-    /// Human-readable warnings.
-    pub warnings: Vec<String>,
-    /// Every redaction and sanitization.
-    pub redactions: Vec<Redaction>,
-}
-
-/// The result: the prompt, the fitted messages, a row per candidate, the report.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Assembly {
-    /// The rendered prompt, in assembly order.
-    pub prompt: String,
-    /// System (instructions + context), history, user (question), fitted.
-    pub messages: Vec<Message>,
-    /// One row per candidate, in input order.
-    pub items: Vec<ItemRow>,
-    /// The report.
-    pub report: Report,
+fn measure_tokens(encoding: tokens::Encoding, text: &str) -> u32 {
+    tokens::count(encoding, text) as u32
 }
 
 /// The default level of detail for a score relative to the top automatic score.

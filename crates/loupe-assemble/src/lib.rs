@@ -57,6 +57,7 @@ pub mod compress;
 pub mod error;
 pub mod fit;
 pub mod guard;
+pub mod knobs;
 pub mod model;
 pub mod models;
 pub mod pack;
