@@ -15,10 +15,17 @@ const HTTP_EMBED_TIMEOUT_SECS: u64 = 60;
 pub async fn dispatch(cli: Cli) -> Result<()> {
     match &cli.command {
         Command::Index { path, json } => index(&cli, path, *json).await,
-        Command::Status { path, diagnostics, json } => status(&cli, path, *diagnostics, *json).await,
-        Command::Search { path, question, limit, json } => {
-            search(&cli, path, question, *limit, *json).await
-        }
+        Command::Status {
+            path,
+            diagnostics,
+            json,
+        } => status(&cli, path, *diagnostics, *json).await,
+        Command::Search {
+            path,
+            question,
+            limit,
+            json,
+        } => search(&cli, path, question, *limit, *json).await,
         Command::Watch { path } => watch(&cli, path).await,
     }
 }
@@ -26,9 +33,9 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
 fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     Ok(match cli.embedder {
         EmbedderArg::None => None,
-        EmbedderArg::Bundled => {
-            Some(Arc::new(PocketEmbedder::new().context("loading the bundled embedder")?))
-        }
+        EmbedderArg::Bundled => Some(Arc::new(
+            PocketEmbedder::new().context("loading the bundled embedder")?,
+        )),
         EmbedderArg::Http => {
             let (Some(url), Some(model)) = (&cli.embed_url, &cli.embed_model) else {
                 bail!("--embedder http needs --embed-url and --embed-model");
@@ -39,13 +46,18 @@ fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
                 api_key: std::env::var("LOUPE_EMBED_API_KEY").ok(),
                 timeout_secs: HTTP_EMBED_TIMEOUT_SECS,
             };
-            Some(Arc::new(HttpEmbedder::new(cfg).with_context(|| format!("connecting to {url}"))?))
+            Some(Arc::new(
+                HttpEmbedder::new(cfg).with_context(|| format!("connecting to {url}"))?,
+            ))
         }
     })
 }
 
 async fn open(cli: &Cli, path: &Path) -> Result<Project> {
-    let data_root = cli.data_dir.clone().unwrap_or_else(loupe_engine::store::default_data_root);
+    let data_root = cli
+        .data_dir
+        .clone()
+        .unwrap_or_else(loupe_engine::store::default_data_root);
     let mut cfg = ProjectConfig::new(data_root);
     cfg.walk.max_file_bytes = cli.max_file_bytes;
     cfg.embedder = embedder(cli)?;
@@ -97,7 +109,11 @@ fn print_report(r: &IndexReport) {
             "embeddings: {} computed, {} from cache{}",
             r.chunks_embedded,
             r.embeddings_cached,
-            if r.embedding_incomplete { " (cancelled: lexical search is complete)" } else { "" }
+            if r.embedding_incomplete {
+                " (cancelled: lexical search is complete)"
+            } else {
+                ""
+            }
         );
     }
     let t = &r.times;
@@ -111,14 +127,21 @@ fn print_report(r: &IndexReport) {
             *counts.entry(d.kind.as_str()).or_insert(0) += 1;
         }
         let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        println!("skipped or degraded: {} (see `loupe status --diagnostics`)", parts.join(", "));
+        println!(
+            "skipped or degraded: {} (see `loupe status --diagnostics`)",
+            parts.join(", ")
+        );
     }
 }
 
 async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result<()> {
     let project = open(cli, path).await?;
     let status = project.status().await?;
-    let diags = if diagnostics { project.diagnostics().await? } else { Vec::new() };
+    let diags = if diagnostics {
+        project.diagnostics().await?
+    } else {
+        Vec::new()
+    };
     if json {
         let value = serde_json::json!({ "status": status, "diagnostics": diags });
         println!("{}", serde_json::to_string_pretty(&value)?);
@@ -126,14 +149,21 @@ async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result
     }
     println!("project:  {}", status.root.display());
     println!("index:    {}", status.data_dir.display());
-    println!("files:    {}   chunks: {}   generation: {}", status.files, status.chunks, status.generation);
+    println!(
+        "files:    {}   chunks: {}   generation: {}",
+        status.files, status.chunks, status.generation
+    );
     println!("lexical:  {} chunks", status.lexical_chunks);
     match &status.vector_model {
         Some(model) => println!(
             "vectors:  {}/{} chunks ({model}){}",
             status.vector_chunks,
             status.chunks,
-            if status.vectors_ready { "" } else { " — run `loupe index` to finish" }
+            if status.vectors_ready {
+                ""
+            } else {
+                " — run `loupe index` to finish"
+            }
         ),
         None => println!("vectors:  off"),
     }
@@ -174,19 +204,31 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
         println!("no candidates: nothing in the index matches this question");
         return Ok(());
     }
-    println!("{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}", "#", "chunk", "symbol", "bm25", "vec", "sym", "hop");
+    println!(
+        "{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}",
+        "#", "chunk", "symbol", "bm25", "vec", "sym", "hop"
+    );
     for (i, c) in shown.iter().enumerate() {
         let s = &c.signals;
-        let loc = format!("{}:{}-{}", c.chunk.path, c.chunk.start_line, c.chunk.end_line);
+        let loc = format!(
+            "{}:{}-{}",
+            c.chunk.path, c.chunk.start_line, c.chunk.end_line
+        );
         println!(
             "{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}",
             i + 1,
             loc,
             c.chunk.symbol.as_deref().unwrap_or("-"),
-            s.bm25.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
-            s.vector.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into()),
+            s.bm25
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            s.vector
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "-".into()),
             s.symbol_hits,
-            s.graph_distance.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
+            s.graph_distance
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "-".into()),
         );
     }
     println!("{} candidates in all", candidates.len());
@@ -196,7 +238,9 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
 async fn watch(cli: &Cli, path: &Path) -> Result<()> {
     let project = Arc::new(open(cli, path).await?);
     let cancel = cancel_on_ctrl_c();
-    let report = project.index(&loupe_engine::progress::no_progress, &cancel).await?;
+    let report = project
+        .index(&loupe_engine::progress::no_progress, &cancel)
+        .await?;
     print_report(&report);
     println!("watching {} (Ctrl+C stops)", project.root().display());
     let handle = loupe_engine::watch::watch(Arc::clone(&project), |event| match event {

@@ -14,12 +14,18 @@ impl Bar {
     /// A bar on stderr (hidden when stderr is not a terminal).
     pub fn new() -> Self {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        Self { bar, stage: Mutex::new(None) }
+        Self {
+            bar,
+            stage: Mutex::new(None),
+        }
     }
 
     /// Update from an engine report.
     pub fn update(&self, p: Progress) {
-        let mut stage = self.stage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut stage = self
+            .stage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *stage != Some(p.stage) {
             *stage = Some(p.stage);
             let label = match p.stage {

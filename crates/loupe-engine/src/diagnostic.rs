@@ -74,6 +74,10 @@ impl Diagnostic {
         kind: DiagnosticKind,
         message: impl std::fmt::Display,
     ) -> Self {
-        Self { path: path.into(), kind, message: message.to_string() }
+        Self {
+            path: path.into(),
+            kind,
+            message: message.to_string(),
+        }
     }
 }

@@ -66,8 +66,15 @@ impl PocketEmbedder {
         let info = pocket_encoder::model_info();
         // The crate asks that its complete model identity be persisted with
         // the vectors; its Debug form contains every field.
-        let id = format!("pocket:{}", blake3::hash(format!("{info:?}").as_bytes()).to_hex());
-        Ok(Self { encoder, id, dim: info.dimensions })
+        let id = format!(
+            "pocket:{}",
+            blake3::hash(format!("{info:?}").as_bytes()).to_hex()
+        );
+        Ok(Self {
+            encoder,
+            id,
+            dim: info.dimensions,
+        })
     }
 }
 
@@ -80,7 +87,9 @@ impl Embedder for PocketEmbedder {
     }
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         // pocket-encoder encodes one text at a time; split the batch across cores.
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         let per = texts.len().div_ceil(threads.max(1)).max(1);
         let results: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|s| {
             let handles: Vec<_> = texts
@@ -90,7 +99,13 @@ impl Embedder for PocketEmbedder {
                     s.spawn(move || {
                         let safe: Vec<&str> = part
                             .iter()
-                            .map(|t| if t.trim().is_empty() { "(empty)" } else { t.as_str() })
+                            .map(|t| {
+                                if t.trim().is_empty() {
+                                    "(empty)"
+                                } else {
+                                    t.as_str()
+                                }
+                            })
                             .collect();
                         enc.embed(&safe).map_err(|e| Error::Embed(e.to_string()))
                     })
@@ -98,7 +113,10 @@ impl Embedder for PocketEmbedder {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Embed("encoder thread panicked".into()))))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::Embed("encoder thread panicked".into())))
+                })
                 .collect()
         });
         let mut out = Vec::with_capacity(texts.len());
@@ -150,7 +168,12 @@ impl HttpEmbedder {
             .build()
             .into();
         let id = format!("http:{}@{}", cfg.model, cfg.base_url.trim_end_matches('/'));
-        let mut me = Self { cfg, agent, id, dim: 0 };
+        let mut me = Self {
+            cfg,
+            agent,
+            id,
+            dim: 0,
+        };
         let probe = me.request(&["dimension probe".to_owned()])?;
         me.dim = probe.first().map(Vec::len).unwrap_or(0);
         if me.dim == 0 {
@@ -166,7 +189,9 @@ impl HttpEmbedder {
         if let Some(key) = &self.cfg.api_key {
             req = req.header("Authorization", &format!("Bearer {key}"));
         }
-        let mut resp = req.send_json(&body).map_err(|e| Error::Embed(format!("{url}: {e}")))?;
+        let mut resp = req
+            .send_json(&body)
+            .map_err(|e| Error::Embed(format!("{url}: {e}")))?;
         let parsed: EmbeddingResponse = resp
             .body_mut()
             .read_json()

@@ -17,10 +17,12 @@ use std::path::Path;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+    Value,
 };
 use tantivy::tokenizer::{
-    Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+    Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream,
+    Tokenizer,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
 
@@ -57,10 +59,16 @@ impl TokenStream for CodeTokenStream {
         self.next <= self.tokens.len()
     }
     fn token(&self) -> &Token {
-        &self.tokens[self.next.saturating_sub(1).min(self.tokens.len().saturating_sub(1))]
+        &self.tokens[self
+            .next
+            .saturating_sub(1)
+            .min(self.tokens.len().saturating_sub(1))]
     }
     fn token_mut(&mut self) -> &mut Token {
-        let i = self.next.saturating_sub(1).min(self.tokens.len().saturating_sub(1));
+        let i = self
+            .next
+            .saturating_sub(1)
+            .min(self.tokens.len().saturating_sub(1));
         &mut self.tokens[i]
     }
 }
@@ -149,9 +157,13 @@ pub fn split_identifier(word: &str) -> Vec<(usize, usize)> {
 
 /// The analyzer used for every text field and for queries.
 pub fn analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(CodeTokenizer).filter(RemoveLongFilter::limit(MAX_TOKEN_LEN));
+    let builder =
+        TextAnalyzer::builder(CodeTokenizer).filter(RemoveLongFilter::limit(MAX_TOKEN_LEN));
     match StopWordFilter::new(Language::English) {
-        Some(stop) => builder.filter(stop).filter(Stemmer::new(Language::English)).build(),
+        Some(stop) => builder
+            .filter(stop)
+            .filter(Stemmer::new(Language::English))
+            .build(),
         None => builder.filter(Stemmer::new(Language::English)).build(),
     }
 }
@@ -261,7 +273,10 @@ impl LexicalIndex {
         }
         let bad = index.validate_checksum().map_err(|e| e.to_string())?;
         if !bad.is_empty() {
-            return Err(format!("{} lexical index file(s) failed their checksum", bad.len()));
+            return Err(format!(
+                "{} lexical index file(s) failed their checksum",
+                bad.len()
+            ));
         }
         Self::wrap(index, fields).map_err(|e| e.to_string())
     }
@@ -279,15 +294,29 @@ impl LexicalIndex {
 
     fn wrap(index: Index, fields: Fields) -> Result<Self> {
         index.tokenizers().register(ANALYZER, analyzer());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(Self { index, reader, fields })
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            index,
+            reader,
+            fields,
+        })
     }
 
     /// A writer for one batch of changes. Fails if another process holds the index.
     pub fn writer(&self) -> Result<LexicalWriter<'_>> {
-        let threads = std::thread::available_parallelism().map(|n| n.get().min(4)).unwrap_or(1);
-        let writer = self.index.writer_with_num_threads(threads, WRITER_HEAP_BYTES)?;
-        Ok(LexicalWriter { index: self, writer })
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get().min(4))
+            .unwrap_or(1);
+        let writer = self
+            .index
+            .writer_with_num_threads(threads, WRITER_HEAP_BYTES)?;
+        Ok(LexicalWriter {
+            index: self,
+            writer,
+        })
     }
 
     /// Number of indexed chunks.
@@ -345,7 +374,8 @@ pub struct LexicalWriter<'a> {
 impl LexicalWriter<'_> {
     /// Remove every chunk of `path`.
     pub fn delete_path(&mut self, path: &str) {
-        self.writer.delete_term(Term::from_field_text(self.index.fields.path_exact, path));
+        self.writer
+            .delete_term(Term::from_field_text(self.index.fields.path_exact, path));
     }
 
     /// Remove everything.

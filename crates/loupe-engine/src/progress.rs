@@ -62,6 +62,10 @@ impl CancelToken {
     }
     /// `Err(Cancelled)` once cancellation was requested.
     pub fn check(&self) -> crate::Result<()> {
-        if self.is_cancelled() { Err(crate::Error::Cancelled) } else { Ok(()) }
+        if self.is_cancelled() {
+            Err(crate::Error::Cancelled)
+        } else {
+            Ok(())
+        }
     }
 }

@@ -452,7 +452,9 @@ impl Project {
             // Nothing changed in the chunks; only the payload moves forward.
             self.lexical.writer()?.commit(applied.generation)?;
         }
-        self.refresh_memory().await?;
+        if changes_chunks {
+            self.refresh_memory().await?;
+        }
         report.times.commit = started.elapsed();
         progress(Progress {
             stage: Stage::Commit,

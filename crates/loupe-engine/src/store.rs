@@ -24,13 +24,18 @@ pub fn default_data_root() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(dir).join("loupe");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".local/share/loupe")
 }
 
 /// Resolve and check a project root: it must exist and be a directory.
 pub fn canonical_root(path: &Path) -> Result<PathBuf> {
-    let bad = |reason: &str| Error::BadProject { path: path.to_path_buf(), reason: reason.into() };
+    let bad = |reason: &str| Error::BadProject {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    };
     let meta = fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => bad("does not exist"),
         std::io::ErrorKind::PermissionDenied => bad("permission denied"),
@@ -50,10 +55,16 @@ pub fn project_dir(data_root: &Path, root: &Path) -> PathBuf {
 
 /// Create `dir` (and parents), mapping failures to a clear error.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
-    fs::create_dir_all(dir).map_err(|e| Error::DataDir { path: dir.to_path_buf(), source: e })?;
+    fs::create_dir_all(dir).map_err(|e| Error::DataDir {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
     // Creating is not enough: a read-only directory would fail later, mid-run.
     let probe = dir.join(".write-probe");
-    fs::write(&probe, b"ok").map_err(|e| Error::DataDir { path: dir.to_path_buf(), source: e })?;
+    fs::write(&probe, b"ok").map_err(|e| Error::DataDir {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
     let _ = fs::remove_file(probe);
     Ok(())
 }
@@ -74,15 +85,21 @@ impl WriteLock {
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|e| Error::Io { what: "open write lock", path: path.clone(), source: e })?;
+            .map_err(|e| Error::Io {
+                what: "open write lock",
+                path: path.clone(),
+                source: e,
+            })?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file }),
             Err(fs::TryLockError::WouldBlock) => Err(Error::Request(
                 "another Loupe process is indexing this project; try again when it finishes".into(),
             )),
-            Err(fs::TryLockError::Error(e)) => {
-                Err(Error::Io { what: "take write lock", path, source: e })
-            }
+            Err(fs::TryLockError::Error(e)) => Err(Error::Io {
+                what: "take write lock",
+                path,
+                source: e,
+            }),
         }
     }
 }
@@ -94,10 +111,16 @@ pub fn quarantine(path: &Path) -> Result<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!(".corrupt-{secs}"));
     let target = path.with_file_name(name);
-    fs::rename(path, &target)
-        .map_err(|e| Error::Io { what: "move damaged file aside", path: path.to_path_buf(), source: e })?;
+    fs::rename(path, &target).map_err(|e| Error::Io {
+        what: "move damaged file aside",
+        path: path.to_path_buf(),
+        source: e,
+    })?;
     Ok(target)
 }

@@ -27,7 +27,10 @@ impl Default for WalkConfig {
     fn default() -> Self {
         // 1 MiB: larger files are almost always generated or data, and would
         // crowd out real code in a prompt.
-        Self { max_file_bytes: 1 << 20, follow_links: true }
+        Self {
+            max_file_bytes: 1 << 20,
+            follow_links: true,
+        }
     }
 }
 
@@ -116,7 +119,8 @@ pub fn walk(
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(err) => {
-                out.diagnostics.push(Diagnostic::new(rel, DiagnosticKind::Unreadable, err));
+                out.diagnostics
+                    .push(Diagnostic::new(rel, DiagnosticKind::Unreadable, err));
                 continue;
             }
         };
@@ -124,20 +128,37 @@ pub fn walk(
             out.diagnostics.push(Diagnostic::new(
                 rel,
                 DiagnosticKind::TooLarge,
-                format!("{} bytes, over the {} byte limit", meta.len(), cfg.max_file_bytes),
+                format!(
+                    "{} bytes, over the {} byte limit",
+                    meta.len(),
+                    cfg.max_file_bytes
+                ),
             ));
             continue;
         }
         seen += 1;
-        if seen % 256 == 0 {
-            progress(Progress { stage: Stage::Walk, done: seen, total: None });
+        if seen.is_multiple_of(256) {
+            progress(Progress {
+                stage: Stage::Walk,
+                done: seen,
+                total: None,
+            });
         }
-        out.files.push(WalkedFile { rel, abs, size: meta.len(), mtime_ns: mtime_ns(&meta) });
+        out.files.push(WalkedFile {
+            rel,
+            abs,
+            size: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+        });
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     // A symlink can make one file appear twice; keep the first.
     out.files.dedup_by(|a, b| a.rel == b.rel);
-    progress(Progress { stage: Stage::Walk, done: seen, total: Some(seen) });
+    progress(Progress {
+        stage: Stage::Walk,
+        done: seen,
+        total: Some(seen),
+    });
     Ok(out)
 }
 
@@ -145,7 +166,11 @@ fn diagnostic_for_walk_error(root: &Path, err: &ignore::Error) -> Diagnostic {
     let path = walk_error_path(err)
         .and_then(|p| rel_path(root, p))
         .unwrap_or_else(|| root.display().to_string());
-    let kind = if is_loop(err) { DiagnosticKind::SymlinkLoop } else { DiagnosticKind::Unreadable };
+    let kind = if is_loop(err) {
+        DiagnosticKind::SymlinkLoop
+    } else {
+        DiagnosticKind::Unreadable
+    };
     Diagnostic::new(path, kind, err)
 }
 

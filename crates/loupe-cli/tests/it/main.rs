@@ -1,5 +1,9 @@
 //! End-to-end tests of the `loupe` binary.
-#![allow(clippy::unwrap_used, missing_docs, reason = "tests fail loudly on unwrap; helpers need no docs")]
+#![allow(
+    clippy::unwrap_used,
+    missing_docs,
+    reason = "tests fail loudly on unwrap; helpers need no docs"
+)]
 
 mod cli;
 mod crash;

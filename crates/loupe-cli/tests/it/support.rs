@@ -25,7 +25,11 @@ pub fn generate(root: &Path, files: usize) {
     for i in 0..files {
         let dir = root.join(format!("src/m{}", i % 10));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut text = format!("//! Module {i}: widgets and gadgets.\nuse crate::m{}::helper_{};\n\n", (i + 1) % 10, (i + 1) % files);
+        let mut text = format!(
+            "//! Module {i}: widgets and gadgets.\nuse crate::m{}::helper_{};\n\n",
+            (i + 1) % 10,
+            (i + 1) % files
+        );
         for f in 0..6 {
             text.push_str(&format!(
                 "/// Compute the frobnication number {f} of module {i}.\npub fn helper_{i}_{f}(x: u64) -> u64 {{\n    let y = x.wrapping_mul({f} + 1);\n    if y % 7 == 0 {{ return helper_{}_{f}(y / 7); }}\n    y ^ 0x{i:x}\n}}\n\n",

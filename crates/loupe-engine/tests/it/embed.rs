@@ -34,7 +34,10 @@ fn stub_server(requests: Arc<AtomicUsize>) -> String {
             reader.read_exact(&mut body).unwrap();
             requests.fetch_add(1, Ordering::SeqCst);
             let (status, reply) = if !request_line.starts_with("POST /v1/embeddings ") {
-                ("404 Not Found", serde_json::json!({"error": "no such route"}))
+                (
+                    "404 Not Found",
+                    serde_json::json!({"error": "no such route"}),
+                )
             } else {
                 let req: serde_json::Value = serde_json::from_slice(&body).unwrap();
                 let inputs = req["input"].as_array().unwrap();
@@ -44,7 +47,10 @@ fn stub_server(requests: Arc<AtomicUsize>) -> String {
                     .map(|(i, t)| serde_json::json!({"index": i, "embedding": fake_vector(t.as_str().unwrap())}))
                     .collect();
                 data.reverse();
-                ("200 OK", serde_json::json!({"object": "list", "data": data, "model": req["model"]}))
+                (
+                    "200 OK",
+                    serde_json::json!({"object": "list", "data": data, "model": req["model"]}),
+                )
             };
             let text = reply.to_string();
             let _ = write!(
@@ -61,12 +67,22 @@ fn stub_server(requests: Arc<AtomicUsize>) -> String {
 async fn http_embedder_indexes_and_searches_through_a_local_server() {
     let requests = Arc::new(AtomicUsize::new(0));
     let url = stub_server(requests.clone());
-    let cfg = HttpEmbedderConfig { base_url: url.clone(), model: "stub-embed".into(), api_key: Some("k".into()), timeout_secs: 5 };
-    let embedder = tokio::task::spawn_blocking(move || HttpEmbedder::new(cfg)).await.unwrap().unwrap();
+    let cfg = HttpEmbedderConfig {
+        base_url: url.clone(),
+        model: "stub-embed".into(),
+        api_key: Some("k".into()),
+        timeout_secs: 5,
+    };
+    let embedder = tokio::task::spawn_blocking(move || HttpEmbedder::new(cfg))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(embedder.dim(), 16);
     assert!(embedder.model_id().contains("stub-embed"));
     // Order follows the `index` field, not the response order.
-    let v = embedder.embed(&["alpha".into(), "beta gamma".into()]).unwrap();
+    let v = embedder
+        .embed(&["alpha".into(), "beta gamma".into()])
+        .unwrap();
     let mut a = fake_vector("alpha");
     loupe_engine::vectors::normalize(&mut a);
     assert_eq!(v[0], a);
@@ -77,14 +93,26 @@ async fn http_embedder_indexes_and_searches_through_a_local_server() {
     let r = index(&p).await;
     assert!(r.chunks_embedded > 0);
     assert!(p.status().await.unwrap().vectors_ready);
-    let found = p.retrieve(&RetrieveQuery::from_question("pack items under a budget")).await.unwrap();
+    let found = p
+        .retrieve(&RetrieveQuery::from_question("pack items under a budget"))
+        .await
+        .unwrap();
     assert!(found.iter().any(|c| c.signals.vector_rank == Some(1)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_embedder_reports_a_wrong_route_clearly() {
     let url = stub_server(Arc::new(AtomicUsize::new(0)));
-    let cfg = HttpEmbedderConfig { base_url: url.replace("/v1", "/nope"), model: "m".into(), api_key: None, timeout_secs: 5 };
-    let err = tokio::task::spawn_blocking(move || HttpEmbedder::new(cfg)).await.unwrap().err().unwrap();
+    let cfg = HttpEmbedderConfig {
+        base_url: url.replace("/v1", "/nope"),
+        model: "m".into(),
+        api_key: None,
+        timeout_secs: 5,
+    };
+    let err = tokio::task::spawn_blocking(move || HttpEmbedder::new(cfg))
+        .await
+        .unwrap()
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("404"), "{err}");
 }

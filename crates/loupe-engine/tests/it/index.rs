@@ -403,8 +403,15 @@ async fn watcher_reindexes_a_saved_file() {
     })
     .unwrap();
     env.write("src/fresh.rs", "pub fn watched_into_the_index() {}\n");
-    let changed = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv()).await.unwrap().unwrap();
+    let changed = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(changed >= 1);
-    assert!(search_paths(&p, "watched_into_the_index").await.contains(&"src/fresh.rs".to_string()));
+    assert!(
+        search_paths(&p, "watched_into_the_index")
+            .await
+            .contains(&"src/fresh.rs".to_string())
+    );
     handle.stop().await;
 }
