@@ -49,4 +49,5 @@ unit:
 test: deps lint unit
 
 bench: deps
-	$(CARGO) bench -p loupe-engine --bench index
+	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
+	scripts/bench-index.sh
