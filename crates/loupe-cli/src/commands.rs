@@ -1,8 +1,10 @@
 //! Subcommand bodies: build config, call the engine once, print.
 
 use crate::progress::Bar;
-use crate::{Cli, Command, EmbedderArg};
+use crate::{Cli, Command, EmbedderArg, FormatArg};
 use anyhow::{Context, Result, bail};
+use loupe_assemble::render::Format;
+use loupe_assemble::{Budget, Knobs};
 use loupe_engine::embed::{Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder};
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
 use std::path::Path;
@@ -27,6 +29,7 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             json,
         } => search(&cli, path, question, *limit, *json).await,
         Command::Watch { path } => watch(&cli, path).await,
+        Command::Query { path, question, .. } => query(&cli, path, question).await,
     }
 }
 
@@ -255,4 +258,114 @@ async fn watch(cli: &Cli, path: &Path) -> Result<()> {
     }
     handle.stop().await;
     Ok(())
+}
+
+fn knobs_from_flags(cli: &Cli) -> Result<Knobs> {
+    let Command::Query {
+        model,
+        budget,
+        chars,
+        format,
+        weights,
+        primers,
+        ..
+    } = &cli.command
+    else {
+        bail!("not a query");
+    };
+    let mut knobs = Knobs {
+        model: model.clone(),
+        ..Knobs::default()
+    };
+    knobs.budget = match (budget, chars) {
+        (Some(t), _) => Some(Budget::Tokens(*t)),
+        (None, Some(c)) => Some(Budget::Chars(*c)),
+        (None, None) => None,
+    };
+    knobs.format = match format {
+        FormatArg::Xml => Format::Xml,
+        FormatArg::Md => Format::Markdown,
+        FormatArg::Json => Format::Json,
+    };
+    for w in weights {
+        let Some((glob, value)) = w.rsplit_once('=') else {
+            bail!("--weight {w:?}: expected GLOB=MULTIPLIER, e.g. 'src/core/**=1.5'");
+        };
+        let weight: f32 = value
+            .trim()
+            .parse()
+            .with_context(|| format!("--weight {w:?}: bad multiplier"))?;
+        if !(0.0..=10.0).contains(&weight) {
+            bail!("--weight {w:?}: multiplier must be between 0 and 10");
+        }
+        knobs.path_weights.push(loupe_assemble::rank::PathWeight {
+            glob: glob.to_owned(),
+            weight,
+        });
+    }
+    if !primers.is_empty() {
+        knobs.primers = primers.clone();
+    }
+    Ok(knobs)
+}
+
+async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
+    let Command::Query {
+        pins, report, json, ..
+    } = &cli.command
+    else {
+        bail!("not a query")
+    };
+    let knobs = knobs_from_flags(cli)?;
+    let mut question = question.to_owned();
+    for pin in pins {
+        question.push_str(&format!(" @{}", pin.trim_start_matches('@')));
+    }
+    if question.trim().is_empty() {
+        bail!("the question is empty");
+    }
+    let project = open(cli, path).await?;
+    let assembly = project.assemble(&question, knobs).await?;
+    if *json {
+        println!("{}", serde_json::to_string_pretty(&assembly)?);
+    } else {
+        println!("{}", assembly.prompt);
+    }
+    if *report {
+        print_items(&assembly);
+    }
+    Ok(())
+}
+
+fn print_items(a: &loupe_assemble::Assembly) {
+    let r = &a.report;
+    eprintln!(
+        "{} {} used of {} usable (budget {}, answer reserve {}); truncated: {}; dropped: {}",
+        r.used, r.unit, r.usable, r.budget, r.answer_reserve, r.was_truncated, r.dropped_count
+    );
+    eprintln!(
+        "{:>3}  {:<50} {:>6} {:>3} {:>6}  status",
+        "#", "chunk", "score", "lod", "size"
+    );
+    let mut items: Vec<&loupe_assemble::ItemRow> = a.items.iter().collect();
+    items.sort_by(|x, y| y.score.score.total_cmp(&x.score.score));
+    for (i, item) in items.into_iter().enumerate() {
+        let loc = format!("{}:{}-{}", item.path, item.start_line, item.end_line);
+        let lod = item
+            .lod
+            .map(|l| l.to_string())
+            .unwrap_or_else(|| "-".into());
+        let status = serde_json::to_string(&item.status).unwrap_or_default();
+        eprintln!(
+            "{:>3}  {:<50} {:>6.3} {:>3} {:>6}  {status}",
+            i + 1,
+            loc,
+            item.score.score,
+            lod,
+            item.size
+        );
+    }
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
 }

@@ -45,6 +45,17 @@ pub enum EmbedderArg {
     None,
 }
 
+/// Prompt formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Claude-style XML documents.
+    Xml,
+    /// Markdown with `@path:a-b` headers.
+    Md,
+    /// Structured JSON.
+    Json,
+}
+
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -77,6 +88,40 @@ pub enum Command {
         #[arg(long, default_value_t = 20)]
         limit: usize,
         /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Assemble the prompt for a question under a budget (prints the prompt).
+    Query {
+        /// The project folder.
+        path: PathBuf,
+        /// The question; `@path` or `@Symbol` pins an item.
+        question: String,
+        /// Model (picks tokenizer, context window and default budget).
+        #[arg(long, default_value = "gpt-4o")]
+        model: String,
+        /// Budget in tokens (default: the model's).
+        #[arg(long, conflicts_with = "chars")]
+        budget: Option<u32>,
+        /// Budget in characters instead of tokens.
+        #[arg(long)]
+        chars: Option<u32>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Xml)]
+        format: FormatArg,
+        /// Path weight `GLOB=MULTIPLIER` (0 hides); repeatable.
+        #[arg(long = "weight")]
+        weights: Vec<String>,
+        /// Primer file name or path; repeatable (replaces the defaults).
+        #[arg(long = "primer")]
+        primers: Vec<String>,
+        /// Pin a file or symbol (same as writing `@X` in the question); repeatable.
+        #[arg(long = "pin")]
+        pins: Vec<String>,
+        /// Print the table of items (score, LOD, tokens, status) to stderr.
+        #[arg(long)]
+        report: bool,
+        /// Print the whole assembly (prompt, items, report) as JSON.
         #[arg(long)]
         json: bool,
     },

@@ -74,3 +74,81 @@ fn index_then_search_as_json() {
     assert_eq!(rows[0]["symbol"], "helper_3_2");
     assert_eq!(rows[0]["path"], "src/m3/file_3.rs");
 }
+
+fn assembly(data: &std::path::Path, root: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let mut cmd = loupe(data);
+    cmd.args(["--embedder", "none", "query", "--json"])
+        .arg(root)
+        .args(args);
+    serde_json::from_str(&run_ok(&mut cmd)).unwrap()
+}
+
+fn included_paths(a: &serde_json::Value) -> Vec<String> {
+    a["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["status"]["status"] != "dropped")
+        .map(|i| i["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn query_weights_budget_and_pins_shape_the_prompt() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 30);
+    run_ok(
+        loupe(data.path())
+            .args(["--embedder", "none", "index"])
+            .arg(dir.path()),
+    );
+    let q = "how is the frobnication number of module 3 computed?";
+
+    let base = assembly(data.path(), dir.path(), &[q, "--budget", "4000"]);
+    let paths = included_paths(&base);
+    assert!(paths.iter().any(|p| p == "src/m3/file_3.rs"), "{paths:?}");
+    assert!(base["prompt"].as_str().unwrap().contains("helper_3_"));
+    assert!(base["report"]["used"].as_u64().unwrap() <= base["report"]["usable"].as_u64().unwrap());
+
+    // Weight 0 hides a folder from the items and the prompt.
+    let hidden = assembly(
+        data.path(),
+        dir.path(),
+        &[q, "--budget", "4000", "--weight", "src/m3/**=0"],
+    );
+    assert!(
+        !included_paths(&hidden)
+            .iter()
+            .any(|p| p.starts_with("src/m3/"))
+    );
+    assert!(!hidden["prompt"].as_str().unwrap().contains("src/m3/"));
+
+    // A smaller budget drops more.
+    let small = assembly(data.path(), dir.path(), &[q, "--budget", "400"]);
+    assert!(small["report"]["dropped_count"].as_u64() > base["report"]["dropped_count"].as_u64());
+    assert_eq!(small["report"]["was_truncated"], true);
+
+    // A pinned file survives a tiny budget that fits nothing else.
+    let pinned = assembly(
+        data.path(),
+        dir.path(),
+        &[q, "--budget", "400", "--pin", "src/m7/file_27.rs"],
+    );
+    assert!(
+        included_paths(&pinned)
+            .iter()
+            .any(|p| p == "src/m7/file_27.rs"),
+        "{}",
+        pinned["report"]
+    );
+
+    // A pin that names nothing is a clear error.
+    let out = loupe(data.path())
+        .args(["--embedder", "none", "query"])
+        .arg(dir.path())
+        .args([q, "--pin", "no/such.rs"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no indexed file"));
+}
