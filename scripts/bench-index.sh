@@ -15,6 +15,7 @@ loupe=./target/release/loupe
 
 cargo build --release -p loupe-cli >&2
 [ -d "$corpus" ] || cargo vendor --locked "$corpus" >/dev/null 2>&1
+corpus=$(readlink -f "$corpus")
 rm -rf "$data"
 
 bytes=$(du -sb "$corpus" | cut -f1)

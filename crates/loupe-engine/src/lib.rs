@@ -7,7 +7,26 @@
 //! ```
 //!
 //! [`Project`] is the entry point: open a folder, index it, retrieve for a
-//! question. Transport-free: no CLI, IPC or JSON DTOs live here.
+//! question, assemble a prompt. Transport-free: no CLI, IPC or JSON DTOs
+//! live here.
+//!
+//! ```
+//! use loupe_engine::{CancelToken, Project, ProjectConfig, progress::no_progress};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let code = tempfile::tempdir()?;
+//! std::fs::write(code.path().join("lib.rs"), "/// Adds.\npub fn add(a: i32, b: i32) -> i32 { a + b }\n")?;
+//! let data = tempfile::tempdir()?;
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! runtime.block_on(async {
+//!     let project = Project::open(code.path(), ProjectConfig::new(data.path())).await?;
+//!     project.index(&no_progress, &CancelToken::new()).await?;
+//!     let assembly = project.assemble("what does add do?", Default::default()).await?;
+//!     assert!(assembly.prompt.contains("pub fn add"));
+//!     Ok::<_, loupe_engine::Error>(())
+//! })?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod catalog;
 pub mod chunk;
