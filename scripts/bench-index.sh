@@ -29,9 +29,11 @@ python3 - "$work/cold.json" "$wall" "$rss" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); wall = float(sys.argv[2]); rss = int(sys.argv[3])
 t = r["times"]; secs = lambda d: d["secs"] + d["nanos"] / 1e9
-parse = secs(t["parse"]); commit = secs(t["commit"]); walk = secs(t["walk"])
+parse = secs(t["parse"]); walk = secs(t["walk"])
+catalog = secs(t["catalog"]); lexical = secs(t["lexical"]); commit = catalog + lexical
 files = r["files_changed"]; chunks = r["chunks_added"]
-print(f"cold lexical-ready: {wall:.1f} s wall; walk {walk:.1f} s, parse {parse:.1f} s, commit {commit:.1f} s")
+print(f"cold lexical-ready: {wall:.1f} s wall; walk {walk:.1f} s, parse {parse:.1f} s, "
+      f"catalog {catalog:.1f} s, lexical {lexical:.1f} s")
 print(f"  {files} files, {chunks} chunks: {files / wall:.0f} files/s, {chunks / wall:.0f} chunks/s")
 print(f"  pipeline / parse time: {(walk + parse + commit) / parse:.2f}x")
 print(f"  peak RSS: {rss / 1024:.0f} MiB")

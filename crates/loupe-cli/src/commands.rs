@@ -121,8 +121,8 @@ fn print_report(r: &IndexReport) {
     }
     let t = &r.times;
     println!(
-        "time: walk {:.0?}, parse {:.0?}, commit {:.0?}, embed {:.0?}, vectors {:.0?}",
-        t.walk, t.parse, t.commit, t.embed, t.vectors
+        "time: walk {:.0?}, parse {:.0?}, catalog {:.0?}, lexical {:.0?}, embed {:.0?}, vectors {:.0?}",
+        t.walk, t.parse, t.catalog, t.lexical, t.embed, t.vectors
     );
     if !r.diagnostics.is_empty() {
         let mut counts = std::collections::BTreeMap::new();

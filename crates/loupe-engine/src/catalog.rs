@@ -16,14 +16,14 @@ use loupe_assemble::{Chunk, ChunkId, ChunkKind, OutlineSpan, Role, SpanKind};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
 /// Version of the derived data layout (chunking rules, tokenizer, lexical
 /// schema). Bump it when any of them changes: the next open re-indexes.
-pub const INDEX_VERSION: &str = "1";
+pub const INDEX_VERSION: &str = "2";
 
 /// Stored state of one indexed file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +90,28 @@ pub struct Applied {
     pub inserted: Vec<Chunk>,
     /// Paths whose previous chunks were removed (deleted and rewritten files).
     pub removed_paths: Vec<String>,
+    /// Ids of the removed chunks.
+    pub removed_ids: Vec<ChunkId>,
+    /// (lower-cased name, chunk id) of the removed definitions.
+    pub removed_symbols: Vec<(String, ChunkId)>,
+    /// (lower-cased name, chunk id) of the inserted definitions.
+    pub added_symbols: Vec<(String, ChunkId)>,
+}
+
+/// Values in one `IN (...)` list; far below SQLite's 32,766 bound-parameter limit.
+const MAX_IN_LIST: usize = 500;
+/// Bound parameters per multi-row `INSERT` (SQLite allows 32,766 since 3.32;
+/// a third of that keeps statements small enough to prepare quickly).
+const MAX_PARAMS_PER_INSERT: usize = 10_000;
+
+/// Rows of `columns` values that fit in one `INSERT`.
+fn rows_per_insert(columns: usize) -> usize {
+    (MAX_PARAMS_PER_INSERT / columns).max(1)
+}
+
+/// `?, ?, ?` with `n` markers.
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(",")
 }
 
 /// A handle on one project's catalog.
@@ -304,16 +326,46 @@ impl Catalog {
     }
 
     /// Apply one indexing step in a single transaction.
+    ///
+    /// Rows are written with multi-row `INSERT`s and ids assigned here: the
+    /// caller holds the project's write lock, so nobody else allocates ids,
+    /// and chunk ids continue from `sqlite_sequence` so they are never reused.
     pub async fn apply(&self, changes: ChangeSet) -> Result<Applied> {
         let mut tx = self.pool.begin().await?;
         let mut applied = Applied::default();
-        for path in &changes.deletes {
-            sqlx::query("DELETE FROM files WHERE path = ?")
-                .bind(path)
-                .execute(&mut *tx)
-                .await?;
-            applied.removed_paths.push(path.clone());
+
+        // Everything that leaves: deleted files and the old rows of rewritten
+        // ones. Record ids and symbols first so in-memory tables can follow.
+        let mut gone: Vec<&str> = changes.deletes.iter().map(String::as_str).collect();
+        gone.extend(changes.upserts.iter().map(|f| f.path.as_str()));
+        for batch in gone.chunks(MAX_IN_LIST) {
+            let list = placeholders(batch.len());
+            let sql = format!(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
+            );
+            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
+            for p in batch {
+                q = q.bind(*p);
+            }
+            applied.removed_ids.extend(q.fetch_all(&mut *tx).await?);
+            let sql = format!(
+                "SELECT s.name_lower, s.chunk_id FROM symbols s JOIN chunks c ON c.id = s.chunk_id \
+                 JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
+            );
+            let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
+            for p in batch {
+                q = q.bind(*p);
+            }
+            applied.removed_symbols.extend(q.fetch_all(&mut *tx).await?);
+            let sql = format!("DELETE FROM files WHERE path IN ({list})");
+            let mut q = sqlx::query(&sql);
+            for p in batch {
+                q = q.bind(*p);
+            }
+            q.execute(&mut *tx).await?;
         }
+        applied.removed_paths = gone.iter().map(|p| (*p).to_owned()).collect();
+
         for (path, size, mtime) in &changes.touched {
             sqlx::query("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?")
                 .bind(i64::try_from(*size).unwrap_or(i64::MAX))
@@ -322,93 +374,123 @@ impl Catalog {
                 .execute(&mut *tx)
                 .await?;
         }
-        for file in changes.upserts {
-            sqlx::query("DELETE FROM files WHERE path = ?")
-                .bind(&file.path)
-                .execute(&mut *tx)
-                .await?;
-            applied.removed_paths.push(file.path.clone());
-            let file_id: i64 = sqlx::query_scalar(
-                "INSERT INTO files(path, size, mtime_ns, hash, language, role) \
-                 VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            )
-            .bind(&file.path)
-            .bind(i64::try_from(file.size).unwrap_or(i64::MAX))
-            .bind(file.mtime_ns)
-            .bind(&file.hash)
-            .bind(&file.language)
-            .bind(enum_name(&file.role))
+
+        let mut next_file: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM files")
             .fetch_one(&mut *tx)
             .await?;
-            let mut ids = Vec::with_capacity(file.chunks.len());
-            for (ordinal, chunk) in file.chunks.iter().enumerate() {
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO chunks(file_id, ordinal, kind, symbol, parent, start_byte, \
-                     end_byte, start_line, end_line, text, outline, hash, tokens) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                )
-                .bind(file_id)
-                .bind(i64::try_from(ordinal).unwrap_or(i64::MAX))
-                .bind(enum_name(&chunk.kind))
-                .bind(&chunk.symbol)
-                .bind(&chunk.parent)
-                .bind(chunk.start_byte)
-                .bind(chunk.end_byte)
-                .bind(chunk.start_line)
-                .bind(chunk.end_line)
-                .bind(&chunk.text)
-                .bind(encode_outline(&chunk.outline))
-                .bind(&chunk.hash)
-                .bind(chunk.tokens)
-                .fetch_one(&mut *tx)
-                .await?;
-                ids.push(id);
-            }
+        let mut next_chunk: i64 = sqlx::query_scalar(
+            "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0), \
+                        COALESCE((SELECT MAX(id) FROM chunks), 0)) + 1",
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+        let mut file_rows = Vec::with_capacity(changes.upserts.len());
+        let mut chunk_rows: Vec<(i64, i64, usize, Chunk)> = Vec::new();
+        let mut symbol_rows: Vec<(ChunkId, &SymbolDef)> = Vec::new();
+        let mut ref_rows: Vec<(ChunkId, &SymbolRef)> = Vec::new();
+        for file in &changes.upserts {
+            let file_id = next_file;
+            next_file += 1;
+            file_rows.push((file_id, file));
+            let base = next_chunk;
+            next_chunk += file.chunks.len() as i64;
             for def in &file.defs {
-                let Some(&chunk_id) = ids.get(def.chunk) else {
-                    continue;
-                };
-                sqlx::query(
-                    "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) VALUES (?, ?, ?, ?, ?)",
-                )
-                .bind(chunk_id)
-                .bind(&def.name)
-                .bind(def.name.to_lowercase())
-                .bind(enum_name(&def.kind))
-                .bind(def.line)
-                .execute(&mut *tx)
-                .await?;
+                if def.chunk < file.chunks.len() {
+                    symbol_rows.push((base + def.chunk as i64, def));
+                }
             }
             for r in &file.refs {
-                let Some(&chunk_id) = ids.get(r.chunk) else {
-                    continue;
-                };
-                sqlx::query(
-                    "INSERT INTO refs(chunk_id, name_lower, kind, line) VALUES (?, ?, ?, ?)",
-                )
-                .bind(chunk_id)
-                .bind(r.name.to_lowercase())
-                .bind(ref_kind_name(r.kind))
-                .bind(r.line)
-                .execute(&mut *tx)
-                .await?;
+                if r.chunk < file.chunks.len() {
+                    ref_rows.push((base + r.chunk as i64, r));
+                }
             }
-            for (mut chunk, id) in file.chunks.into_iter().zip(ids) {
-                chunk.id = id;
-                applied.inserted.push(chunk);
+            for (ordinal, chunk) in file.chunks.iter().enumerate() {
+                let mut chunk = chunk.clone();
+                chunk.id = base + ordinal as i64;
+                chunk_rows.push((chunk.id, file_id, ordinal, chunk));
             }
         }
-        if let Some(diagnostics) = changes.diagnostics {
+        for batch in file_rows.chunks(rows_per_insert(7)) {
+            let mut b = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO files(id, path, size, mtime_ns, hash, language, role) ",
+            );
+            b.push_values(batch, |mut row, (id, f)| {
+                row.push_bind(*id)
+                    .push_bind(&f.path)
+                    .push_bind(i64::try_from(f.size).unwrap_or(i64::MAX))
+                    .push_bind(f.mtime_ns)
+                    .push_bind(&f.hash)
+                    .push_bind(&f.language)
+                    .push_bind(enum_name(&f.role));
+            });
+            b.build().execute(&mut *tx).await?;
+        }
+        for batch in chunk_rows.chunks(rows_per_insert(14)) {
+            let mut b = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO chunks(id, file_id, ordinal, kind, symbol, parent, start_byte, \
+                 end_byte, start_line, end_line, text, outline, hash, tokens) ",
+            );
+            b.push_values(batch, |mut row, (id, file_id, ordinal, c)| {
+                row.push_bind(*id)
+                    .push_bind(*file_id)
+                    .push_bind(i64::try_from(*ordinal).unwrap_or(i64::MAX))
+                    .push_bind(enum_name(&c.kind))
+                    .push_bind(&c.symbol)
+                    .push_bind(&c.parent)
+                    .push_bind(c.start_byte)
+                    .push_bind(c.end_byte)
+                    .push_bind(c.start_line)
+                    .push_bind(c.end_line)
+                    .push_bind(&c.text)
+                    .push_bind(encode_outline(&c.outline))
+                    .push_bind(&c.hash)
+                    .push_bind(c.tokens);
+            });
+            b.build().execute(&mut *tx).await?;
+        }
+        for batch in symbol_rows.chunks(rows_per_insert(5)) {
+            let mut b = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) ",
+            );
+            b.push_values(batch, |mut row, (id, d)| {
+                row.push_bind(*id)
+                    .push_bind(&d.name)
+                    .push_bind(d.name.to_lowercase())
+                    .push_bind(enum_name(&d.kind))
+                    .push_bind(d.line);
+            });
+            b.build().execute(&mut *tx).await?;
+        }
+        for batch in ref_rows.chunks(rows_per_insert(4)) {
+            let mut b =
+                QueryBuilder::<Sqlite>::new("INSERT INTO refs(chunk_id, name_lower, kind, line) ");
+            b.push_values(batch, |mut row, (id, r)| {
+                row.push_bind(*id)
+                    .push_bind(r.name.to_lowercase())
+                    .push_bind(ref_kind_name(r.kind))
+                    .push_bind(r.line);
+            });
+            b.build().execute(&mut *tx).await?;
+        }
+        applied.added_symbols = symbol_rows
+            .iter()
+            .map(|(id, d)| (d.name.to_lowercase(), *id))
+            .collect();
+        applied.inserted = chunk_rows.into_iter().map(|(_, _, _, c)| c).collect();
+
+        if let Some(diagnostics) = &changes.diagnostics {
             sqlx::query("DELETE FROM diagnostics")
                 .execute(&mut *tx)
                 .await?;
-            for d in diagnostics {
-                sqlx::query("INSERT INTO diagnostics(path, kind, message) VALUES (?, ?, ?)")
-                    .bind(&d.path)
-                    .bind(d.kind.as_str())
-                    .bind(&d.message)
-                    .execute(&mut *tx)
-                    .await?;
+            for batch in diagnostics.chunks(rows_per_insert(3)) {
+                let mut b =
+                    QueryBuilder::<Sqlite>::new("INSERT INTO diagnostics(path, kind, message) ");
+                b.push_values(batch, |mut row, d| {
+                    row.push_bind(&d.path)
+                        .push_bind(d.kind.as_str())
+                        .push_bind(&d.message);
+                });
+                b.build().execute(&mut *tx).await?;
             }
         }
         applied.generation = bump_generation(&mut tx).await?;
@@ -450,9 +532,8 @@ impl Catalog {
     /// Chunks by id, with their file's mtime (ns). Unknown ids are skipped.
     pub async fn chunks(&self, ids: &[ChunkId]) -> Result<Vec<(Chunk, i64)>> {
         let mut out = Vec::with_capacity(ids.len());
-        // SQLite's default limit on bound parameters is 32766; stay far below.
-        for batch in ids.chunks(500) {
-            let placeholders = vec!["?"; batch.len()].join(",");
+        for batch in ids.chunks(MAX_IN_LIST) {
+            let placeholders = placeholders(batch.len());
             let sql = format!(
                 "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
                  WHERE c.id IN ({placeholders})"
@@ -471,8 +552,8 @@ impl Catalog {
     /// All chunks of the given files, in file order.
     pub async fn chunks_of_paths(&self, paths: &[String]) -> Result<Vec<(Chunk, i64)>> {
         let mut out = Vec::new();
-        for batch in paths.chunks(500) {
-            let placeholders = vec!["?"; batch.len()].join(",");
+        for batch in paths.chunks(MAX_IN_LIST) {
+            let placeholders = placeholders(batch.len());
             let sql = format!(
                 "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
                  WHERE f.path IN ({placeholders}) ORDER BY f.path, c.ordinal"
@@ -522,8 +603,8 @@ impl Catalog {
     /// Names (lower-cased) referenced from the given chunks.
     pub async fn refs_from(&self, ids: &[ChunkId]) -> Result<Vec<(ChunkId, String)>> {
         let mut out = Vec::new();
-        for batch in ids.chunks(500) {
-            let placeholders = vec!["?"; batch.len()].join(",");
+        for batch in ids.chunks(MAX_IN_LIST) {
+            let placeholders = placeholders(batch.len());
             let sql = format!(
                 "SELECT DISTINCT chunk_id, name_lower FROM refs WHERE chunk_id IN ({placeholders})"
             );
@@ -602,8 +683,8 @@ impl Catalog {
         ids: &[ChunkId],
     ) -> Result<Vec<(ChunkId, Vec<f32>)>> {
         let mut out = Vec::new();
-        for batch in ids.chunks(500) {
-            let placeholders = vec!["?"; batch.len()].join(",");
+        for batch in ids.chunks(MAX_IN_LIST) {
+            let placeholders = placeholders(batch.len());
             let sql = format!(
                 "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash \
                  WHERE e.model = ? AND c.id IN ({placeholders})"

@@ -11,7 +11,7 @@ use crate::{Error, Result};
 use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Reciprocal-rank-fusion constant from Cormack et al. (2009).
@@ -114,11 +114,11 @@ fn strip_line_suffix(path: &str) -> &str {
 }
 
 /// In-memory map from lower-cased symbol names to the chunks defining them.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SymbolTable {
     by_name: HashMap<String, Vec<ChunkId>>,
     /// Distinct names grouped by length, for fuzzy matching without a full scan.
-    by_len: BTreeMap<usize, Vec<String>>,
+    by_len: BTreeMap<usize, BTreeSet<String>>,
 }
 
 impl SymbolTable {
@@ -128,17 +128,41 @@ impl SymbolTable {
         for (name, id) in pairs {
             by_name.entry(name).or_default().push(id);
         }
-        let mut by_len: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        let mut by_len: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
         for name in by_name.keys() {
             by_len
                 .entry(name.chars().count())
                 .or_default()
-                .push(name.clone());
-        }
-        for names in by_len.values_mut() {
-            names.sort();
+                .insert(name.clone());
         }
         Self { by_name, by_len }
+    }
+
+    /// Follow one catalog change without reloading: drop `removed`
+    /// (name, chunk) pairs, add `added` ones.
+    pub fn update(&mut self, removed: &[(String, ChunkId)], added: &[(String, ChunkId)]) {
+        for (name, id) in removed {
+            let Some(ids) = self.by_name.get_mut(name) else {
+                continue;
+            };
+            ids.retain(|x| x != id);
+            if ids.is_empty() {
+                self.by_name.remove(name);
+                if let Some(names) = self.by_len.get_mut(&name.chars().count()) {
+                    names.remove(name);
+                }
+            }
+        }
+        for (name, id) in added {
+            let ids = self.by_name.entry(name.clone()).or_default();
+            if ids.is_empty() {
+                self.by_len
+                    .entry(name.chars().count())
+                    .or_default()
+                    .insert(name.clone());
+            }
+            ids.push(*id);
+        }
     }
 
     /// Chunks defining exactly `name` (case-insensitive).
@@ -424,5 +448,34 @@ impl Project {
         Ok(tokio::task::block_in_place(|| {
             loupe_assemble::assemble(&candidates, &request)
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SymbolTable;
+
+    fn pairs(v: &[(&str, i64)]) -> Vec<(String, i64)> {
+        v.iter().map(|(n, i)| ((*n).to_owned(), *i)).collect()
+    }
+
+    #[test]
+    fn symbol_table_follows_updates_like_a_rebuild() {
+        let mut table = SymbolTable::new(pairs(&[
+            ("parse_args", 1),
+            ("parse_args", 2),
+            ("render", 3),
+        ]));
+        table.update(
+            &pairs(&[("parse_args", 1), ("render", 3)]),
+            &pairs(&[("parse_argv", 4)]),
+        );
+        let rebuilt = SymbolTable::new(pairs(&[("parse_args", 2), ("parse_argv", 4)]));
+        for name in ["parse_args", "parse_argv", "render", "parse_arg"] {
+            assert_eq!(table.exact(name), rebuilt.exact(name), "{name}");
+            assert_eq!(table.fuzzy(name), rebuilt.fuzzy(name), "{name}");
+        }
+        assert_eq!(table.fuzzy("parse_argz"), vec!["parse_args", "parse_argv"]);
+        assert!(table.exact("render").is_empty());
     }
 }
