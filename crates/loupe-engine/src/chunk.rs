@@ -11,6 +11,11 @@
 //! - Markdown: one section per heading (`markdown`),
 //! - everything else: overlapping line windows (`text`).
 //!
+//! Small neighbours are merged: in parsed files, runs of consecutive chunks
+//! each under `min_chunk_bytes` (constants, type aliases, tiny impls, short
+//! functions) become one chunk; see `syntax` for the rule. Markdown sections
+//! and line windows are never merged.
+//!
 //! *Invariants* (tested on every fixture and by property tests):
 //! - chunk offsets lie on char boundaries and chunks are in file order;
 //! - parsed and Markdown files: chunks are disjoint and hold every
@@ -34,12 +39,25 @@ mod text;
 /// into confetti (and cost quadratic work), so they are raised to this.
 const MIN_CHUNK_BYTES: usize = 64;
 
+/// Default for [`ChunkConfig::min_chunk_bytes`]: about 100 tokens at ~4 bytes
+/// per token. Below that a definition is a one-liner (a constant averages ~28
+/// tokens, a marker `impl` ~65 on real code) that makes a poor prompt unit and
+/// a weak embedding on its own, yet costs a catalog row, a tantivy document
+/// and an embedding like any chunk. A typical documented function is above it
+/// and stays alone.
+const DEFAULT_MIN_CHUNK_BYTES: usize = 400;
+
 /// Limits and sizes for chunking.
 #[derive(Clone, Debug)]
 pub struct ChunkConfig {
     /// A definition larger than this many bytes is split (into its members,
     /// or at statement boundaries).
     pub max_chunk_bytes: usize,
+    /// Parsed files only: consecutive chunks each smaller than this many
+    /// bytes, with the same parent, are merged while the result stays within
+    /// `max_chunk_bytes` (their definitions stay in [`ParsedFile::defs`]).
+    /// 0 disables merging.
+    pub min_chunk_bytes: usize,
     /// Line-window size for files without a parser.
     pub window_lines: usize,
     /// Overlap between consecutive line windows.
@@ -55,6 +73,7 @@ impl Default for ChunkConfig {
         Self {
             // ~1,000 tokens of code at ~4 bytes per token.
             max_chunk_bytes: 4_000,
+            min_chunk_bytes: DEFAULT_MIN_CHUNK_BYTES,
             window_lines: 60,
             window_overlap: 10,
             max_parse_bytes: 1 << 20,

@@ -21,6 +21,19 @@
 //! - Any other chunk larger than `max_chunk_bytes` (a long function, a huge
 //!   statement) is cut at statement boundaries (named nodes that start a
 //!   line), then at line ends, into consecutive chunks with the same symbol.
+//! - Small neighbours merge: consecutive chunks each under `min_chunk_bytes`,
+//!   cut from the same scope (top level or one container's body) with the
+//!   same parent and only whitespace between them, are merged greedily from
+//!   the first while the result stays within `max_chunk_bytes`. A chunk at or
+//!   over the minimum never absorbs or joins a small one, and neither do the
+//!   parts of something split for size (statement pieces, container headers).
+//!   The merged chunk has the pieces' kind if they share one, else `Block`.
+//!   Its symbol is the first name in it: the chunk's label, and what lexical
+//!   search, embeddings and the caller lookup see, which `None` would blank.
+//!   Every piece's definitions stay in the defs (pointing at the merged
+//!   chunk), so each name is still found by symbol lookup. Its outline is
+//!   computed over the whole range like any chunk's, so it partitions the
+//!   text including the whitespace between pieces.
 //! - Chunks never overlap; together they hold every non-whitespace byte.
 //!
 //! Does not read files or fall back to line windows itself: on a parse
@@ -90,6 +103,12 @@ struct Piece {
     parent: Option<String>,
     /// Whether the piece is a container member (closing delimiters may join it).
     member: bool,
+    /// The container whose body the piece was cut from (`None`: top level).
+    scope: Option<usize>,
+    /// Whether the piece may merge with small neighbours: false for parts of
+    /// something split for size (statement pieces, container headers) and
+    /// for stray bytes.
+    mergeable: bool,
 }
 
 /// How a run of non-definition items is labelled.
@@ -192,7 +211,7 @@ pub(super) fn chunk(
         parent: None,
     };
     ctx.segment(&children(root), None, &top, None, 0, &mut pieces);
-    let pieces = ctx.normalize(pieces);
+    let pieces = ctx.merge_small(ctx.normalize(pieces));
 
     // Outline intervals, then references (which may add import intervals).
     let mut intervals = ctx.def_intervals();
@@ -248,6 +267,30 @@ pub(super) fn chunk(
         defs: sym_defs,
         refs,
         warnings,
+    })
+}
+
+/// One piece spanning a run of merged pieces: the shared kind, or `Block`
+/// if kinds differ; the first piece's symbol that is set; the shared parent.
+/// `None` for an empty run.
+fn combine(run: Vec<Piece>) -> Option<Piece> {
+    let first = run.first()?;
+    let last = run.last()?;
+    let kind = if run.iter().all(|p| p.kind == first.kind) {
+        first.kind
+    } else {
+        ChunkKind::Block
+    };
+    let symbol = run.iter().find_map(|p| p.symbol.clone());
+    Some(Piece {
+        start: first.start,
+        end: last.end,
+        kind,
+        symbol,
+        parent: first.parent.clone(),
+        member: first.member,
+        scope: first.scope,
+        mergeable: true,
     })
 }
 
@@ -602,23 +645,29 @@ impl<'t> Ctx<'_, 't> {
                 lead = last;
                 pending.pop();
             }
-            self.flush_run(&pending, run, out);
+            self.flush_run(&pending, run, scope, out);
             pending.clear();
-            let member = scope.is_some();
             self.emit_def(
                 d,
                 (lead.start_byte(), item.end_byte()),
                 member_parent,
-                member,
+                scope,
                 depth,
                 out,
             );
         }
-        self.flush_run(&pending, run, out);
+        self.flush_run(&pending, run, scope, out);
     }
 
-    /// One run of non-definition items as one piece, or several if too big.
-    fn flush_run(&self, items: &[Node<'t>], label: &RunLabel, out: &mut Vec<Piece>) {
+    /// One run of non-definition items in `scope` as one piece, or several if
+    /// too big.
+    fn flush_run(
+        &self,
+        items: &[Node<'t>],
+        label: &RunLabel,
+        scope: Option<usize>,
+        out: &mut Vec<Piece>,
+    ) {
         let (Some(first), Some(last)) = (items.first(), items.last()) else {
             return;
         };
@@ -632,7 +681,9 @@ impl<'t> Ctx<'_, 't> {
                 self.collect_cuts(item, &mut cuts);
             }
         }
-        for (s, e) in self.pack(start, end, cuts) {
+        let parts = self.pack(start, end, cuts);
+        let whole = parts.len() == 1;
+        for (s, e) in parts {
             out.push(Piece {
                 start: s,
                 end: e,
@@ -640,33 +691,38 @@ impl<'t> Ctx<'_, 't> {
                 symbol: label.symbol.clone(),
                 parent: label.parent.clone(),
                 member: false,
+                scope,
+                mergeable: whole,
             });
         }
     }
 
     /// The pieces of one definition spanning `start..end` (attached comments
-    /// and wrappers included).
+    /// and wrappers included), cut from the body of `scope`; definitions
+    /// inside a container are its members.
     fn emit_def(
         &self,
         d: usize,
         (start, end): (usize, usize),
         parent: Option<&str>,
-        member: bool,
+        scope: Option<usize>,
         depth: usize,
         out: &mut Vec<Piece>,
     ) {
         let def = &self.defs[d];
         let parent = def.owner.clone().or_else(|| parent.map(str::to_owned));
-        let piece = |s, e| Piece {
+        let piece = |s, e, mergeable| Piece {
             start: s,
             end: e,
             kind: def.kind,
             symbol: def.name.clone(),
             parent: parent.clone(),
-            member,
+            member: scope.is_some(),
+            scope,
+            mergeable,
         };
         if end - start <= self.cfg.max_chunk_bytes {
-            out.push(piece(start, end));
+            out.push(piece(start, end, true));
             return;
         }
         if is_container(def.kind)
@@ -691,7 +747,7 @@ impl<'t> Ctx<'_, 't> {
         let mut cuts = Vec::new();
         self.collect_cuts(def.body.unwrap_or(def.node), &mut cuts);
         for (s, e) in self.pack(start, end, cuts) {
-            out.push(piece(s, e));
+            out.push(piece(s, e, false));
         }
     }
 
@@ -714,9 +770,14 @@ impl<'t> Ctx<'_, 't> {
             symbol: label.symbol.clone(),
             parent: label.parent.clone(),
             member: false,
+            scope: None,
+            mergeable: false,
         };
         match out.get_mut(first) {
-            Some(p) if !p.member => p.start = start,
+            Some(p) if !p.member => {
+                p.start = start;
+                p.mergeable = false;
+            }
             Some(p) => {
                 let header_end = p.start;
                 out.insert(first, header_piece(start, header_end));
@@ -775,6 +836,8 @@ impl<'t> Ctx<'_, 't> {
             symbol: None,
             parent: None,
             member: false,
+            scope: None,
+            mergeable: false,
         };
         for mut p in pieces {
             p.start = p.start.max(prev_end);
@@ -800,6 +863,35 @@ impl<'t> Ctx<'_, 't> {
             p.start = text::extend_to_line_start(self.source, p.start, floor);
             floor = p.end;
         }
+        out
+    }
+
+    /// Merge runs of consecutive small pieces (see the module docs). Runs on
+    /// normalized pieces, before outlines, defs and refs are computed, so
+    /// those point at the merged pieces without re-mapping.
+    fn merge_small(&self, pieces: Vec<Piece>) -> Vec<Piece> {
+        let (min, max) = (self.cfg.min_chunk_bytes, self.cfg.max_chunk_bytes);
+        let small = |p: &Piece| p.mergeable && p.end - p.start < min;
+        let mut out = Vec::with_capacity(pieces.len());
+        let mut run: Vec<Piece> = Vec::new();
+        for p in pieces {
+            let joins = small(&p)
+                && run.first().is_some_and(|first| {
+                    first.scope == p.scope && first.parent == p.parent && p.end - first.start <= max
+                })
+                && run
+                    .last()
+                    .is_some_and(|last| text::is_blank(self.source, last.end, p.start));
+            if !joins {
+                out.extend(combine(std::mem::take(&mut run)));
+            }
+            if small(&p) {
+                run.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+        out.extend(combine(run));
         out
     }
 

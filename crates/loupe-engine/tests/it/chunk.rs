@@ -318,8 +318,10 @@ fn chunk_oversized_impl_is_split_into_header_and_methods() {
         .ok();
     }
     src.push_str("}\n");
+    // Merging is off: this test is about the split itself.
     let cfg = ChunkConfig {
         max_chunk_bytes: 150,
+        min_chunk_bytes: 0,
         ..ChunkConfig::default()
     };
     let parsed = chunk_file("big.rs", &src, &cfg);
@@ -355,8 +357,10 @@ fn chunk_oversized_python_class_is_split() {
         )
         .ok();
     }
+    // Merging is off: this test is about the split itself.
     let cfg = ChunkConfig {
         max_chunk_bytes: 120,
+        min_chunk_bytes: 0,
         ..ChunkConfig::default()
     };
     let parsed = chunk_file("big.py", &src, &cfg);
@@ -405,6 +409,131 @@ fn chunk_oversized_function_is_split_at_statements() {
             .iter()
             .all(|c| c.outline.iter().all(|s| s.kind == SpanKind::Body))
     );
+}
+
+/// Text of chunk `i`.
+fn chunk_text<'a>(src: &'a str, parsed: &ParsedFile, i: usize) -> &'a str {
+    let c = &parsed.chunks[i];
+    &src[c.start_byte as usize..c.end_byte as usize]
+}
+
+/// Every definition named `name_n` for `n` in `0..count` is in the defs and
+/// points at a chunk whose text holds it.
+fn assert_all_defined(src: &str, parsed: &ParsedFile, prefix: &str, count: usize) {
+    for n in 0..count {
+        let name = format!("{prefix}{n}");
+        let Some(def) = parsed.defs.iter().find(|d| d.name == name) else {
+            panic!("{name} is not in the defs");
+        };
+        let text = chunk_text(src, parsed, def.chunk);
+        assert!(
+            text.split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|w| w == name),
+            "{name} is not in chunk {}",
+            def.chunk
+        );
+    }
+}
+
+#[test]
+fn chunk_runs_of_small_rust_constants_are_merged() {
+    const COUNT: usize = 300;
+    let mut src = String::new();
+    for n in 0..COUNT {
+        writeln!(src, "pub const X_{n}: u32 = {n};").ok();
+    }
+    let cfg = ChunkConfig::default();
+    let parsed = chunk_file("consts.rs", &src, &cfg);
+    assert_invariants("consts.rs", &src, &parsed);
+    // ~7.5 KB of constants in chunks of at most 4 KB.
+    assert!(
+        (2..=3).contains(&parsed.chunks.len()),
+        "{:?}",
+        headers(&parsed)
+    );
+    for (i, c) in parsed.chunks.iter().enumerate() {
+        assert_eq!(c.kind, loupe_assemble::ChunkKind::Constant);
+        // The chunk is labelled with its first constant.
+        let first = parsed.defs.iter().find(|d| d.chunk == i).map(|d| &d.name);
+        assert_eq!(c.symbol.as_ref(), first);
+        assert!((c.end_byte - c.start_byte) as usize <= cfg.max_chunk_bytes);
+        assert!(c.outline.iter().all(|s| s.kind == SpanKind::Signature));
+    }
+    assert_eq!(parsed.defs.len(), COUNT);
+    assert_all_defined(&src, &parsed, "X_", COUNT);
+    // Turning merging off gives one chunk per constant again.
+    let unmerged = chunk_file(
+        "consts.rs",
+        &src,
+        &ChunkConfig {
+            min_chunk_bytes: 0,
+            ..ChunkConfig::default()
+        },
+    );
+    assert_eq!(unmerged.chunks.len(), COUNT);
+}
+
+#[test]
+fn chunk_runs_of_small_c_defines_are_merged() {
+    const COUNT: usize = 1_000;
+    let mut src = String::from("#ifndef GEN_H\n#define GEN_H\n\n#include <stdint.h>\n\n");
+    for n in 0..COUNT {
+        writeln!(src, "#define GEN_FLAG_{n} 0x{n:04x}").ok();
+    }
+    src.push_str("\n#endif\n");
+    let parsed = chunk_file("gen.h", &src, &ChunkConfig::default());
+    assert_invariants("gen.h", &src, &parsed);
+    // ~30 KB of defines: a handful of chunks of up to 4 KB, not 1,000.
+    assert!(
+        (8..=12).contains(&parsed.chunks.len()),
+        "{} chunks: {:?}",
+        parsed.chunks.len(),
+        headers(&parsed)
+    );
+    assert_all_defined(&src, &parsed, "GEN_FLAG_", COUNT);
+    assert!(parsed.defs.iter().any(|d| d.name == "GEN_H"));
+}
+
+#[test]
+fn chunk_small_definitions_of_mixed_kinds_merge_but_big_ones_stay_alone() {
+    let mut src = String::from("use crate::Id;\n\n");
+    for n in 0..4 {
+        writeln!(src, "pub const A_{n}: Id = Id({n});").ok();
+        writeln!(src, "pub type T{n} = [u8; {n}];").ok();
+    }
+    src.push_str("\n#[derive(Clone, Copy)]\npub struct S(u8);\n\nimpl Copy for S {}\n\n");
+    // A documented function over the minimum stays a chunk of its own.
+    src.push_str("/// Sum of the ids.\npub fn big(ids: &[Id]) -> u64 {\n");
+    for n in 0..12 {
+        writeln!(
+            src,
+            "    let v{n} = ids.get({n}).map_or(0, |i| i.0 as u64);"
+        )
+        .ok();
+    }
+    src.push_str("    0\n}\n\npub const AFTER: Id = Id(9);\n");
+    let parsed = chunk_file("mixed.rs", &src, &ChunkConfig::default());
+    assert_invariants("mixed.rs", &src, &parsed);
+    assert_eq!(
+        headers(&parsed),
+        vec![
+            "Block A_0 parent=-",
+            "Function big parent=-",
+            "Constant AFTER parent=-"
+        ]
+    );
+    assert_all_defined(&src, &parsed, "A_", 4);
+    assert_all_defined(&src, &parsed, "T", 4);
+    for name in ["S", "big", "AFTER"] {
+        assert!(parsed.defs.iter().any(|d| d.name == name), "{name}");
+    }
+    // `Id` is referenced by four constants but listed once for the chunk.
+    let id_refs = parsed
+        .refs
+        .iter()
+        .filter(|r| r.chunk == 0 && r.name == "Id" && r.kind == loupe_engine::chunk::RefKind::Call)
+        .count();
+    assert_eq!(id_refs, 1);
 }
 
 #[test]
