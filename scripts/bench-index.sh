@@ -63,3 +63,6 @@ e = t["embed"]["secs"] + t["embed"]["nanos"] / 1e9
 n = r["chunks_embedded"]
 print(f"embedding (bundled MiniLM-L3, both cores): {n} chunks in {e:.1f} s = {n / max(e, 1e-9):.0f} chunks/s")
 PY
+
+# Where the time goes before any store: parse only vs chunker vs counting.
+LOUPE_BENCH_CORPUS="$corpus" cargo bench -p loupe-engine --bench parse 2>/dev/null | grep -v '^$'
