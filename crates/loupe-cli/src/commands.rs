@@ -30,10 +30,11 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
         } => search(&cli, path, question, *limit, *json).await,
         Command::Watch { path } => watch(&cli, path).await,
         Command::Query { path, question, .. } => query(&cli, path, question).await,
+        Command::Eval(args) => crate::eval::run(&cli, args).await,
     }
 }
 
-fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
+pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     Ok(match cli.embedder {
         EmbedderArg::None => None,
         EmbedderArg::Bundled => Some(Arc::new(
@@ -74,7 +75,7 @@ async fn open(cli: &Cli, path: &Path) -> Result<Project> {
     Ok(project)
 }
 
-fn cancel_on_ctrl_c() -> CancelToken {
+pub(crate) fn cancel_on_ctrl_c() -> CancelToken {
     let cancel = CancelToken::new();
     let c = cancel.clone();
     tokio::spawn(async move {

@@ -4,6 +4,7 @@
 //! engine call and prints the result. No indexing or ranking logic lives here.
 
 mod commands;
+mod eval;
 mod progress;
 
 use anyhow::Result;
@@ -125,6 +126,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Evaluate retrieval and packing on a dataset of real questions (see EVAL.md).
+    Eval(eval::EvalArgs),
     /// Keep the index fresh while files change (Ctrl+C stops).
     Watch {
         /// The project folder.

@@ -33,6 +33,7 @@ pub mod chunk;
 pub mod diagnostic;
 pub mod embed;
 mod error;
+pub mod eval;
 pub mod lang;
 pub mod lexical;
 pub mod progress;

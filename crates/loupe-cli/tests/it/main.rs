@@ -7,4 +7,5 @@
 
 mod cli;
 mod crash;
+mod eval;
 mod support;

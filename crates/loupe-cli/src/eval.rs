@@ -1,0 +1,579 @@
+//! `loupe eval`: run a dataset of real questions against git mirrors, write
+//! one prediction line per example, and score them.
+//!
+//! Per repository, examples run in commit order on one work tree and one
+//! Loupe index, both updated incrementally (see `loupe_engine::eval::git`).
+//! Each example: check out `base_commit`, index, retrieve once (with any
+//! ablations), assemble at every budget, write a line. The output is
+//! resumable (ids already answered without error are skipped) and a failed
+//! example is recorded as a line with `error`, never fatal.
+//!
+//! Besides `--out` (one line per example, every budget under `budgets`),
+//! the run writes `OUT.b<budget>.jsonl` (the flat shape
+//! `score_predictions.py` reads) and `OUT.scores.json`.
+
+use crate::Cli;
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use loupe_assemble::{AssembleRequest, Budget, Knobs};
+use loupe_engine::eval::ablate::Ablations;
+use loupe_engine::eval::dataset::{Example, parse_dataset};
+use loupe_engine::eval::git::{Worktree, commit_order, find_mirror};
+use loupe_engine::eval::predict::{Packed, packed, ranked_files};
+use loupe_engine::eval::score::{self, PredView};
+use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Flags of `loupe eval`.
+#[derive(clap::Args, Debug)]
+pub struct EvalArgs {
+    /// The dataset (JSONL: repo, base_commit, query, gold_files, gold_hunks_in_base).
+    pub dataset: PathBuf,
+    /// Folder of bare git mirrors: `DIR/owner+name/repo` or `DIR/owner+name`.
+    #[arg(long)]
+    pub repos: PathBuf,
+    /// Token budgets (o200k), comma-separated.
+    #[arg(long, default_value = "13000,27000,50000", value_delimiter = ',')]
+    pub budgets: Vec<u32>,
+    /// Predictions file (appended to; ids already in it are skipped).
+    /// Default: WORK/<dataset>[.<ablations>].pred.jsonl.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only the first N examples of the dataset (scored on those N).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Turn signals or stages off (comma-separated, repeatable): bm25,
+    /// vector, symbols, paths, graph, primers, recency, weights, lod, k.
+    #[arg(long)]
+    pub ablate: Vec<String>,
+    /// Where work trees (and, without --data-dir, indexes) live; outside
+    /// the project. Default: $TMPDIR/loupe-eval.
+    #[arg(long)]
+    pub work: Option<PathBuf>,
+    /// Model for assembly (tokenizer and window; the budget must fit its window).
+    #[arg(long, default_value = "gpt-4.1")]
+    pub model: String,
+    /// Print the scores as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Timings of one example, in milliseconds.
+#[derive(Debug, Default, Serialize)]
+struct Timing {
+    checkout_ms: f64,
+    index_ms: f64,
+    retrieve_ms: f64,
+    assemble_ms: f64,
+    total_ms: f64,
+}
+
+/// What the incremental index pass did for one example.
+#[derive(Debug, Default, Serialize)]
+struct IndexStats {
+    files_seen: u64,
+    files_changed: u64,
+    files_unchanged: u64,
+    files_deleted: u64,
+    chunks_embedded: u64,
+    embeddings_cached: u64,
+}
+
+/// One prediction line.
+#[derive(Debug, Default, Serialize)]
+struct Line {
+    id: String,
+    repo: String,
+    base_commit: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    ranked_files: Vec<String>,
+    /// The packed fields of the middle budget, so the line scores as is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packed_files: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packed_spans: Option<BTreeMap<String, Vec<(u32, u32)>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    packed_tokens: Option<u32>,
+    budgets: BTreeMap<String, Packed>,
+    candidates: usize,
+    pins_dropped: bool,
+    ablate: Vec<&'static str>,
+    timing: Timing,
+    index: IndexStats,
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1e4).round() / 10.0
+}
+
+fn default_work() -> PathBuf {
+    std::env::temp_dir().join("loupe-eval")
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into())
+}
+
+/// `OUT` with `suffix` appended to its stem: `p.jsonl` + `.b100` → `p.b100.jsonl`.
+fn sibling(out: &Path, suffix: &str) -> PathBuf {
+    let name = format!("{}{suffix}", stem(out));
+    out.with_file_name(name)
+}
+
+/// Run the evaluation, then score.
+pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
+    if args.budgets.is_empty() || args.budgets.contains(&0) {
+        bail!("--budgets needs at least one positive token budget");
+    }
+    let ablations = Ablations::parse(&args.ablate)?;
+    let text = std::fs::read_to_string(&args.dataset)
+        .with_context(|| format!("reading {}", args.dataset.display()))?;
+    let mut examples =
+        parse_dataset(&text).with_context(|| format!("parsing {}", args.dataset.display()))?;
+    if let Some(n) = args.limit {
+        examples.truncate(n);
+    }
+    let work = args.work.clone().unwrap_or_else(default_work);
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        let mut name = stem(&args.dataset);
+        if !ablations.names().is_empty() {
+            name.push_str(&format!(".no-{}", ablations.names().join("-")));
+        }
+        work.join(format!("{name}.pred.jsonl"))
+    });
+    let budget_keys: Vec<String> = args.budgets.iter().map(u32::to_string).collect();
+    let done = answered(&out, &budget_keys)?;
+    let todo: Vec<&Example> = examples.iter().filter(|e| !done.contains(&e.id)).collect();
+    eprintln!(
+        "{}: {} examples, {} already in {}, {} to run",
+        args.dataset.display(),
+        examples.len(),
+        examples.len() - todo.len(),
+        out.display(),
+        todo.len()
+    );
+    if !todo.is_empty() {
+        run_examples(cli, args, &ablations, &work, &out, &todo).await?;
+    }
+    report(args, &examples, &out, &budget_keys)
+}
+
+/// Ids in `out` answered without error at every requested budget.
+fn answered(out: &Path, budgets: &[String]) -> Result<HashSet<String>> {
+    if !out.exists() {
+        return Ok(HashSet::new());
+    }
+    let text =
+        std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
+    let raw =
+        score::parse_predictions(&text).with_context(|| format!("parsing {}", out.display()))?;
+    Ok(raw
+        .into_iter()
+        .filter(|(_, v)| v.get("error").is_none_or(|e| e.is_null()))
+        .filter(|(_, v)| {
+            budgets
+                .iter()
+                .all(|b| v.get("budgets").and_then(|m| m.get(b)).is_some())
+        })
+        .map(|(id, _)| id)
+        .collect())
+}
+
+async fn run_examples(
+    cli: &Cli,
+    args: &EvalArgs,
+    ablations: &Ablations,
+    work: &Path,
+    out: &Path,
+    todo: &[&Example],
+) -> Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out)
+        .with_context(|| format!("opening {}", out.display()))?;
+    let data_root = cli.data_dir.clone().unwrap_or_else(|| work.join("data"));
+    let embedder = crate::commands::embedder(cli)?;
+    let cancel = crate::commands::cancel_on_ctrl_c();
+    let bar = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} ({elapsed}, eta {eta}) {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+
+    // Repositories in order of first appearance; examples in commit order.
+    let mut repos: Vec<&str> = Vec::new();
+    for e in todo {
+        if !repos.contains(&e.repo.as_str()) {
+            repos.push(&e.repo);
+        }
+    }
+    let mut failures = 0usize;
+    for repo in repos {
+        let examples: Vec<&Example> = todo.iter().copied().filter(|e| e.repo == repo).collect();
+        let Some(mirror) = find_mirror(&args.repos, repo) else {
+            for e in &examples {
+                let line = failed(
+                    e,
+                    format!("no mirror of {repo} under {}", args.repos.display()),
+                );
+                write_line(&mut file, &line, out)?;
+                failures += 1;
+                bar.inc(1);
+            }
+            continue;
+        };
+        let commits: Vec<&str> = examples.iter().map(|e| e.base_commit.as_str()).collect();
+        let order = commit_order(&mirror, &commits);
+        let wt = Worktree::new(&mirror, &work.join(repo.replace('/', "+")));
+        let mut project: Option<Project> = None;
+        for i in order {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let e = examples[i];
+            bar.set_message(format!(
+                "{repo} @ {}",
+                e.base_commit.get(..10).unwrap_or(&e.base_commit)
+            ));
+            let mut cfg = ProjectConfig::new(&data_root);
+            cfg.walk.max_file_bytes = cli.max_file_bytes;
+            cfg.embedder = embedder.clone();
+            let line = match one(e, &wt, &mut project, cfg, args, ablations, &cancel, &bar).await {
+                Ok(line) => line,
+                Err(err) => {
+                    if cancel.is_cancelled() {
+                        break;
+                    }
+                    failures += 1;
+                    bar.println(format!("failed {}: {err:#}", e.id));
+                    failed(e, format!("{err:#}"))
+                }
+            };
+            write_line(&mut file, &line, out)?;
+            bar.inc(1);
+        }
+        if cancel.is_cancelled() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    if failures > 0 {
+        eprintln!(
+            "{failures} example(s) failed (recorded with \"error\" in {})",
+            out.display()
+        );
+    }
+    if cancel.is_cancelled() {
+        bail!("cancelled; run the same command again to resume");
+    }
+    Ok(())
+}
+
+fn failed(e: &Example, error: String) -> Line {
+    Line {
+        id: e.id.clone(),
+        repo: e.repo.clone(),
+        base_commit: e.base_commit.clone(),
+        error: Some(error),
+        ..Line::default()
+    }
+}
+
+fn write_line(file: &mut std::fs::File, line: &Line, out: &Path) -> Result<()> {
+    let mut text = serde_json::to_string(line)?;
+    text.push('\n');
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .with_context(|| format!("writing {}", out.display()))
+}
+
+/// One example: check out, index, retrieve, assemble at every budget.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site; a struct would only rename them"
+)]
+async fn one(
+    e: &Example,
+    wt: &Worktree,
+    project: &mut Option<Project>,
+    cfg: ProjectConfig,
+    args: &EvalArgs,
+    ablations: &Ablations,
+    cancel: &CancelToken,
+    bar: &ProgressBar,
+) -> Result<Line> {
+    let start = Instant::now();
+    let mut timing = Timing::default();
+    wt.checkout(&e.base_commit)
+        .with_context(|| format!("checking out {}", e.base_commit))?;
+    timing.checkout_ms = ms(start.elapsed());
+
+    let t = Instant::now();
+    if project.is_none() {
+        let p = Project::open(wt.root(), cfg)
+            .await
+            .with_context(|| format!("opening the index of {}", wt.root().display()))?;
+        *project = Some(p);
+    }
+    let Some(project) = project.as_ref() else {
+        bail!("no project");
+    };
+    let sink = |p: loupe_engine::Progress| {
+        if let Some(total) = p.total
+            && total > 200
+        {
+            bar.set_message(format!(
+                "{} indexing: {:?} {}/{total}",
+                e.repo, p.stage, p.done
+            ));
+        }
+    };
+    let report = project.index(&sink, cancel).await.context("indexing")?;
+    timing.index_ms = ms(t.elapsed());
+
+    let t = Instant::now();
+    let analysis = loupe_assemble::classify::analyze(&e.query);
+    let mut base = Knobs {
+        model: args.model.clone(),
+        now: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(0))
+            .unwrap_or(0),
+        ..Knobs::default()
+    };
+    ablations.apply_knobs(&mut base);
+    let mut query = RetrieveQuery::from_analysis(&e.query, &analysis);
+    query.primers = Some(base.primers.clone());
+    let mut pins_dropped = false;
+    let mut candidates = match project.retrieve(&query).await {
+        Ok(c) => c,
+        // `@name` in a pasted issue is usually a person, not a pin.
+        Err(loupe_engine::Error::Request(_))
+            if !query.pinned_paths.is_empty() || !query.pinned_symbols.is_empty() =>
+        {
+            pins_dropped = true;
+            query.pinned_paths.clear();
+            query.pinned_symbols.clear();
+            project.retrieve(&query).await.context("retrieving")?
+        }
+        Err(err) => return Err(err).context("retrieving"),
+    };
+    ablations.apply_candidates(&mut candidates);
+    timing.retrieve_ms = ms(t.elapsed());
+
+    let t = Instant::now();
+    let mut budgets = BTreeMap::new();
+    let mut ranked = Vec::new();
+    for (n, &b) in args.budgets.iter().enumerate() {
+        let request = AssembleRequest {
+            question: e.query.clone(),
+            analysis: Some(analysis.clone()),
+            knobs: Knobs {
+                budget: Some(Budget::Tokens(b)),
+                ..base.clone()
+            },
+            ..AssembleRequest::default()
+        };
+        let assembly =
+            tokio::task::block_in_place(|| loupe_assemble::assemble(&candidates, &request));
+        if n == 0 {
+            ranked = ranked_files(&candidates, &assembly);
+        }
+        budgets.insert(b.to_string(), packed(&candidates, &assembly));
+    }
+    timing.assemble_ms = ms(t.elapsed());
+    timing.total_ms = ms(start.elapsed());
+
+    let mid = args.budgets.get(args.budgets.len() / 2).map(u32::to_string);
+    let primary = mid
+        .and_then(|k| budgets.get(&k))
+        .cloned()
+        .unwrap_or_default();
+    Ok(Line {
+        id: e.id.clone(),
+        repo: e.repo.clone(),
+        base_commit: e.base_commit.clone(),
+        error: None,
+        ranked_files: ranked,
+        packed_files: Some(primary.packed_files),
+        packed_spans: Some(primary.packed_spans),
+        packed_tokens: Some(primary.packed_tokens),
+        budgets,
+        candidates: candidates.len(),
+        pins_dropped,
+        ablate: ablations.names(),
+        timing,
+        index: IndexStats {
+            files_seen: report.files_seen,
+            files_changed: report.files_changed,
+            files_unchanged: report.files_unchanged,
+            files_deleted: report.files_deleted,
+            chunks_embedded: report.chunks_embedded,
+            embeddings_cached: report.embeddings_cached,
+        },
+    })
+}
+
+/// Score `out` against the dataset, print the table, write the flat
+/// per-budget files and the scores.
+fn report(args: &EvalArgs, examples: &[Example], out: &Path, budgets: &[String]) -> Result<()> {
+    let text =
+        std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
+    let raw =
+        score::parse_predictions(&text).with_context(|| format!("parsing {}", out.display()))?;
+    let wanted: HashSet<&str> = examples.iter().map(|e| e.id.as_str()).collect();
+    let raw: HashMap<String, serde_json::Value> = raw
+        .into_iter()
+        .filter(|(id, _)| wanted.contains(id.as_str()))
+        .collect();
+
+    let mut all = BTreeMap::new();
+    for b in budgets {
+        let views: HashMap<String, PredView> = raw
+            .iter()
+            .map(|(id, v)| (id.clone(), score::view(v, Some(b))))
+            .collect();
+        all.insert(b.clone(), score::score(examples, &views));
+        // The flat shape of score_predictions.py, in dataset order.
+        let flat_path = sibling(out, &format!(".b{b}.jsonl"));
+        let mut flat = String::new();
+        for e in examples {
+            let Some(v) = raw.get(&e.id) else { continue };
+            let p = v.get("budgets").and_then(|m| m.get(b));
+            let mut line = serde_json::Map::new();
+            line.insert("id".into(), e.id.clone().into());
+            line.insert(
+                "ranked_files".into(),
+                v.get("ranked_files").cloned().unwrap_or_default(),
+            );
+            for key in ["packed_files", "packed_spans", "packed_tokens"] {
+                // Absent, not null: the Python scorer tests `key in p`.
+                if let Some(x) = p.and_then(|p| p.get(key)).filter(|x| !x.is_null()) {
+                    line.insert(key.into(), x.clone());
+                }
+            }
+            let line = serde_json::Value::Object(line);
+            flat.push_str(&line.to_string());
+            flat.push('\n');
+        }
+        std::fs::write(&flat_path, flat)
+            .with_context(|| format!("writing {}", flat_path.display()))?;
+    }
+    let scores_path = sibling(out, ".scores.json");
+    std::fs::write(&scores_path, serde_json::to_string_pretty(&all)?)
+        .with_context(|| format!("writing {}", scores_path.display()))?;
+
+    let timing = timing_summary(&raw);
+    if args.json {
+        let value = serde_json::json!({ "scores": all, "timing": timing });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    let errors = raw
+        .values()
+        .filter(|v| v.get("error").is_some_and(|e| !e.is_null()))
+        .count();
+    let Some(first) = all.values().next() else {
+        return Ok(());
+    };
+    let g = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
+    println!(
+        "{}: n={} predicted={} failed={errors}",
+        args.dataset.display(),
+        g(first, "n"),
+        g(first, "n_predicted")
+    );
+    println!(
+        "ranking:  acc@1 {:.1}  acc@3 {:.1}  acc@5 {:.1}  acc@10 {:.1}  acc@20 {:.1}  recall@5 {:.1}  recall@10 {:.1}  mrr {:.1}",
+        g(first, "acc@1"),
+        g(first, "acc@3"),
+        g(first, "acc@5"),
+        g(first, "acc@10"),
+        g(first, "acc@20"),
+        g(first, "recall@5"),
+        g(first, "recall@10"),
+        g(first, "mrr")
+    );
+    println!(
+        "{:>8}  {:>10}  {:>18}  {:>18}  {:>12}",
+        "budget", "packed_all", "packed_file_recall", "packed_line_recall", "tokens_mean"
+    );
+    for (b, m) in &all {
+        println!(
+            "{:>8}  {:>10.1}  {:>18.1}  {:>18.1}  {:>12.0}",
+            b,
+            g(m, "packed_all"),
+            g(m, "packed_file_recall"),
+            g(m, "packed_line_recall"),
+            g(m, "packed_tokens_mean")
+        );
+    }
+    if let Some(t) = timing {
+        println!(
+            "per example (n={}): total mean {:.0} ms (median {:.0}); index update mean {:.0} ms (median {:.0}); retrieve mean {:.0} ms; assemble ({} budgets) mean {:.0} ms",
+            t.n,
+            t.total.0,
+            t.total.1,
+            t.index.0,
+            t.index.1,
+            t.retrieve.0,
+            budgets.len(),
+            t.assemble.0
+        );
+    }
+    println!(
+        "predictions: {}  (flat per budget: {})  scores: {}",
+        out.display(),
+        sibling(out, ".b<budget>.jsonl").display(),
+        scores_path.display()
+    );
+    Ok(())
+}
+
+/// (mean, median) of timing fields over successful lines.
+#[derive(Debug, Serialize)]
+struct TimingSummary {
+    n: usize,
+    total: (f64, f64),
+    index: (f64, f64),
+    retrieve: (f64, f64),
+    assemble: (f64, f64),
+}
+
+fn timing_summary(raw: &HashMap<String, serde_json::Value>) -> Option<TimingSummary> {
+    let field = |k: &str| -> Vec<f64> {
+        raw.values()
+            .filter(|v| v.get("error").is_none_or(|e| e.is_null()))
+            .filter_map(|v| v.get("timing")?.get(k)?.as_f64())
+            .collect()
+    };
+    let stats = |mut xs: Vec<f64>| -> (f64, f64) {
+        if xs.is_empty() {
+            return (0.0, 0.0);
+        }
+        xs.sort_by(f64::total_cmp);
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        (mean, xs[xs.len() / 2])
+    };
+    let total = field("total_ms");
+    if total.is_empty() {
+        return None;
+    }
+    Some(TimingSummary {
+        n: total.len(),
+        total: stats(total),
+        index: stats(field("index_ms")),
+        retrieve: stats(field("retrieve_ms")),
+        assemble: stats(field("assemble_ms")),
+    })
+}

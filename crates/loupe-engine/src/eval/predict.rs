@@ -1,0 +1,230 @@
+//! From one retrieval and its assemblies to a prediction line: files ranked
+//! by their best chunk, and per budget the files, line spans and tokens that
+//! made it into the prompt.
+//!
+//! *Packed lines are the lines a reader of the prompt sees*: a chunk at
+//! level of detail 0 shows all its lines; at higher levels only the outline
+//! spans that [`loupe_assemble::compress::render`] keeps (signatures, docs,
+//! fields, imports); a level-5 summary shows none. A file counts as packed
+//! when at least one of its lines is visible, so a one-line summary of a
+//! file does not count as "the file is in the prompt".
+
+use loupe_assemble::model::{Chunk, SpanKind};
+use loupe_assemble::{Assembly, Candidate};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What one budget packed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Packed {
+    /// Files with at least one visible line, in first-seen rank order.
+    pub packed_files: Vec<String>,
+    /// Visible line ranges per file, merged, 1-based inclusive.
+    pub packed_spans: BTreeMap<String, Vec<(u32, u32)>>,
+    /// Size of the whole prompt in the budget's unit (tokens).
+    pub packed_tokens: u32,
+    /// Chunks in the prompt (any level of detail).
+    pub items_in: u32,
+    /// Of those, at full detail (level 0).
+    pub items_full: u32,
+    /// Files with any item in the prompt, summaries included.
+    pub files_any: u32,
+}
+
+/// The file lines of `chunk` visible when rendered at `lod`.
+pub fn visible_lines(chunk: &Chunk, lod: u8) -> Vec<(u32, u32)> {
+    let whole = vec![(chunk.start_line, chunk.end_line)];
+    if lod == 0 {
+        return whole;
+    }
+    let markdown = matches!(chunk.language.as_str(), "markdown" | "md");
+    if !markdown && lod >= 5 {
+        return Vec::new();
+    }
+    let keep = |kind: SpanKind| -> bool {
+        if markdown {
+            // Headings stay; paragraphs and code only at level 1 (first
+            // sentences at levels 2-3 are partial lines: not counted).
+            return match kind {
+                SpanKind::Comment => false,
+                SpanKind::Signature => true,
+                _ => lod <= 1,
+            };
+        }
+        match lod {
+            4 => kind == SpanKind::Import,
+            _ => match kind {
+                SpanKind::Import | SpanKind::Signature | SpanKind::Code => true,
+                SpanKind::Comment => false,
+                SpanKind::Doc => lod <= 2,
+                SpanKind::Body => lod <= 1,
+            },
+        }
+    };
+    if chunk.outline.is_empty() {
+        return if keep(SpanKind::Code) {
+            whole
+        } else {
+            Vec::new()
+        };
+    }
+    let text = chunk.text.as_bytes();
+    let line_at = |byte: usize| -> u32 {
+        let upto = &text[..byte.min(text.len())];
+        chunk.start_line + upto.iter().filter(|&&b| b == b'\n').count() as u32
+    };
+    let mut out = Vec::new();
+    for span in &chunk.outline {
+        let (start, end) = (span.start as usize, span.end as usize);
+        if end <= start || !keep(span.kind) {
+            continue;
+        }
+        let body = text.get(start..end.min(text.len())).unwrap_or_default();
+        if body.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // Skip leading newlines so a span starting at the end of a line
+        // does not claim that line.
+        let lead = body.iter().take_while(|&&b| b == b'\n').count();
+        let first = line_at(start + lead);
+        let last = line_at(end - 1).max(first);
+        out.push((first, last.min(chunk.end_line)));
+    }
+    merge(out)
+}
+
+/// Sorts and merges overlapping or adjacent ranges.
+pub fn merge(mut ranges: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s <= last.1.saturating_add(1) => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Candidate indices in rank order: by final score, best first; ties keep
+/// retrieval order.
+fn rank_order(candidates: &[Candidate], assembly: &Assembly) -> Vec<usize> {
+    let score: HashMap<_, f32> = assembly
+        .items
+        .iter()
+        .map(|r| (r.id, r.score.score))
+        .collect();
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    let s = |i: usize| score.get(&candidates[i].chunk.id).copied().unwrap_or(0.0);
+    order.sort_by(|&a, &b| s(b).total_cmp(&s(a)).then(a.cmp(&b)));
+    order
+}
+
+/// Files ordered by their best chunk.
+pub fn ranked_files(candidates: &[Candidate], assembly: &Assembly) -> Vec<String> {
+    let mut seen = HashSet::new();
+    rank_order(candidates, assembly)
+        .into_iter()
+        .map(|i| &candidates[i].chunk.path)
+        .filter(|p| seen.insert(p.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// What `assembly` put into the prompt.
+pub fn packed(candidates: &[Candidate], assembly: &Assembly) -> Packed {
+    let by_id: HashMap<_, &Chunk> = candidates.iter().map(|c| (c.chunk.id, &c.chunk)).collect();
+    let lod_of: HashMap<_, u8> = assembly
+        .items
+        .iter()
+        .filter(|r| r.status.is_in())
+        .filter_map(|r| r.lod.map(|l| (r.id, l)))
+        .collect();
+    let mut out = Packed {
+        packed_tokens: assembly.report.used,
+        ..Packed::default()
+    };
+    let mut any_files = HashSet::new();
+    let mut spans: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    for i in rank_order(candidates, assembly) {
+        let chunk = &candidates[i].chunk;
+        let Some(&lod) = lod_of.get(&chunk.id) else {
+            continue;
+        };
+        let Some(chunk) = by_id.get(&chunk.id) else {
+            continue;
+        };
+        out.items_in += 1;
+        out.items_full += u32::from(lod == 0);
+        any_files.insert(chunk.path.clone());
+        let lines = visible_lines(chunk, lod);
+        if lines.is_empty() {
+            continue;
+        }
+        if !spans.contains_key(&chunk.path) {
+            out.packed_files.push(chunk.path.clone());
+        }
+        spans.entry(chunk.path.clone()).or_default().extend(lines);
+    }
+    out.files_any = any_files.len() as u32;
+    out.packed_spans = spans.into_iter().map(|(f, r)| (f, merge(r))).collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use loupe_assemble::model::{ChunkKind, OutlineSpan, Role};
+
+    fn chunk(text: &str, outline: Vec<(SpanKind, u32, u32)>) -> Chunk {
+        Chunk {
+            id: 1,
+            path: "a.rs".into(),
+            language: "rust".into(),
+            kind: ChunkKind::Function,
+            symbol: Some("f".into()),
+            parent: None,
+            start_byte: 0,
+            end_byte: text.len() as u32,
+            start_line: 10,
+            end_line: 10 + text.matches('\n').count() as u32 - 1,
+            role: Role::Code,
+            text: text.into(),
+            outline: outline
+                .into_iter()
+                .map(|(kind, start, end)| OutlineSpan { kind, start, end })
+                .collect(),
+            hash: String::new(),
+            tokens: 0,
+        }
+    }
+
+    #[test]
+    fn levels_show_the_lines_render_keeps() {
+        // 10: /// doc   11: fn f() {   12: body   13: }
+        let text = "/// doc\nfn f() {\n    body\n}\n";
+        let c = chunk(
+            text,
+            vec![
+                (SpanKind::Doc, 0, 8),
+                (SpanKind::Signature, 8, 15),
+                (SpanKind::Body, 15, 28),
+                (SpanKind::Code, 28, 29),
+            ],
+        );
+        assert_eq!(visible_lines(&c, 0), vec![(10, 13)]);
+        assert_eq!(visible_lines(&c, 1), vec![(10, 13)]);
+        assert_eq!(visible_lines(&c, 2), vec![(10, 11)]);
+        assert_eq!(visible_lines(&c, 3), vec![(11, 11)]);
+        assert_eq!(visible_lines(&c, 4), vec![]);
+        assert_eq!(visible_lines(&c, 5), vec![]);
+    }
+
+    #[test]
+    fn merge_joins_adjacent_and_overlapping() {
+        assert_eq!(
+            merge(vec![(5, 6), (1, 2), (3, 3), (8, 9), (9, 12)]),
+            vec![(1, 3), (5, 6), (8, 12)]
+        );
+    }
+}
