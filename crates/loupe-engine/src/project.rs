@@ -22,7 +22,7 @@ use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -153,6 +153,9 @@ pub struct Project {
     pub(crate) vectors: RwLock<Option<VectorIndex>>,
     pub(crate) symbols: RwLock<Arc<SymbolTable>>,
     pub(crate) live: RwLock<Arc<HashSet<ChunkId>>>,
+    /// Every indexed path, sorted: path mentions and primers are matched
+    /// against it on every question.
+    pub(crate) paths: RwLock<Arc<BTreeSet<String>>>,
     write: tokio::sync::Mutex<()>,
     recovered: Vec<String>,
 }
@@ -233,6 +236,7 @@ impl Project {
             vectors: RwLock::new(None),
             symbols: RwLock::new(Arc::new(SymbolTable::default())),
             live: RwLock::new(Arc::new(HashSet::new())),
+            paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
             recovered,
         };
@@ -295,6 +299,8 @@ impl Project {
         let live: HashSet<ChunkId> = self.catalog.chunk_ids().await?.into_iter().collect();
         *lock_mut(&self.symbols) = Arc::new(table);
         *lock_mut(&self.live) = Arc::new(live);
+        let paths: BTreeSet<String> = self.catalog.paths().await?.into_iter().collect();
+        *lock_mut(&self.paths) = Arc::new(paths);
         Ok(())
     }
 
@@ -311,6 +317,13 @@ impl Project {
             live.remove(id);
         }
         live.extend(applied.inserted.iter().map(|c| c.id));
+        drop(guard);
+        let mut guard = lock_mut(&self.paths);
+        let paths = Arc::make_mut(&mut guard);
+        for p in &applied.removed_paths {
+            paths.remove(p);
+        }
+        paths.extend(applied.inserted.iter().map(|c| c.path.clone()));
     }
 
     async fn load_vectors(&self, generation: u64) -> Result<()> {

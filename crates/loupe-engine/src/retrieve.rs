@@ -293,7 +293,7 @@ impl Project {
         }
 
         // Paths mentioned or pinned.
-        let all_paths = self.catalog.paths().await?;
+        let all_paths = Arc::clone(&self.paths.read().unwrap_or_else(|e| e.into_inner()));
         let matching = |needle: &str| -> Vec<String> {
             let needle = needle.trim_start_matches("./").trim_start_matches('@');
             all_paths

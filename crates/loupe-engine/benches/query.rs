@@ -1,0 +1,105 @@
+//! Question → candidates → assembly latency on an existing index, and knob
+//! change → new assembly over those real candidates.
+//!
+//! Run after `loupe index` with the same data dir and embedder:
+//! `LOUPE_BENCH_CORPUS=DIR LOUPE_BENCH_DATA=DATA cargo bench -p loupe-engine --bench query`
+//! (`make bench` does this on the `cargo vendor` corpus, vectors off).
+
+use loupe_assemble::{Budget, Knobs};
+use loupe_engine::{Project, ProjectConfig, RetrieveQuery};
+use std::time::{Duration, Instant};
+
+/// Questions asked: identifier-style ones are built from symbols in the index.
+const QUESTIONS: usize = 40;
+
+fn main() {
+    let (Some(corpus), Some(data)) = (
+        std::env::var_os("LOUPE_BENCH_CORPUS"),
+        std::env::var_os("LOUPE_BENCH_DATA"),
+    ) else {
+        eprintln!("set LOUPE_BENCH_CORPUS (an indexed folder) and LOUPE_BENCH_DATA (its data dir)");
+        return;
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => return eprintln!("runtime: {e}"),
+    };
+    if let Err(e) = runtime.block_on(run(corpus.into(), data.into())) {
+        eprintln!("query bench failed: {e}");
+    }
+}
+
+async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engine::Result<()> {
+    let started = Instant::now();
+    let project = Project::open(&corpus, ProjectConfig::new(data)).await?;
+    println!("open: {:.2} s", started.elapsed().as_secs_f64());
+    let status = project.status().await?;
+    println!("index: {} files, {} chunks", status.files, status.chunks);
+    let names = project.catalog().symbol_table().await?;
+    let step = (names.len() / QUESTIONS).max(1);
+    let prose = [
+        "how does the parser handle errors?",
+        "where is the configuration loaded from environment variables",
+        "why does the connection pool time out under load",
+        "serialize a map with custom keys",
+    ];
+    let questions: Vec<String> = names
+        .iter()
+        .step_by(step)
+        .take(QUESTIONS - prose.len())
+        .map(|(n, _)| format!("how does {n} work and who calls it?"))
+        .chain(prose.iter().map(|s| (*s).to_owned()))
+        .collect();
+
+    let mut retrieve = Vec::new();
+    let mut full = Vec::new();
+    let mut knob = Vec::new();
+    let mut candidates_seen = Vec::new();
+    for q in &questions {
+        let t = Instant::now();
+        let candidates = project.retrieve(&RetrieveQuery::from_question(q)).await?;
+        retrieve.push(t.elapsed());
+        candidates_seen.push(candidates.len());
+        let t = Instant::now();
+        let knobs = Knobs {
+            budget: Some(Budget::Tokens(8000)),
+            ..Knobs::default()
+        };
+        let _ = project.assemble(q, knobs).await?;
+        full.push(t.elapsed());
+        // A knob change re-runs only the pure assembly over the same candidates.
+        let request = loupe_assemble::AssembleRequest {
+            question: q.clone(),
+            knobs: Knobs {
+                budget: Some(Budget::Tokens(12000)),
+                now: 1,
+                ..Knobs::default()
+            },
+            ..Default::default()
+        };
+        let t = Instant::now();
+        std::hint::black_box(loupe_assemble::assemble(&candidates, &request));
+        knob.push(t.elapsed());
+    }
+    candidates_seen.sort_unstable();
+    println!(
+        "{} questions; candidates per question p50 {}, max {}",
+        questions.len(),
+        candidates_seen[candidates_seen.len() / 2],
+        candidates_seen.last().copied().unwrap_or(0)
+    );
+    report("retrieve", &mut retrieve);
+    report("question -> assembly (retrieve + assemble)", &mut full);
+    report("knob change -> assembly (same candidates)", &mut knob);
+    Ok(())
+}
+
+fn report(what: &str, times: &mut [Duration]) {
+    times.sort_unstable();
+    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+    println!(
+        "{what:<44} p50 {:>7.1} ms  p95 {:>7.1} ms",
+        at(0.5).as_secs_f64() * 1e3,
+        at(0.95).as_secs_f64() * 1e3
+    );
+}
