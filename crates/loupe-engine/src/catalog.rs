@@ -23,7 +23,7 @@ use std::time::Duration;
 
 /// Version of the derived data layout (chunking rules, tokenizer, lexical
 /// schema). Bump it when any of them changes: the next open re-indexes.
-pub const INDEX_VERSION: &str = "2";
+pub const INDEX_VERSION: &str = "3";
 
 /// Stored state of one indexed file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +96,8 @@ pub struct Applied {
     pub removed_symbols: Vec<(String, ChunkId)>,
     /// (lower-cased name, chunk id) of the inserted definitions.
     pub added_symbols: Vec<(String, ChunkId)>,
+    /// (chunk id, name as written) of the inserted definitions.
+    pub defined: Vec<(ChunkId, String)>,
 }
 
 /// Values in one `IN (...)` list; far below SQLite's 32,766 bound-parameter limit.
@@ -476,6 +478,10 @@ impl Catalog {
             .iter()
             .map(|(id, d)| (d.name.to_lowercase(), *id))
             .collect();
+        applied.defined = symbol_rows
+            .iter()
+            .map(|(id, d)| (*id, d.name.clone()))
+            .collect();
         applied.inserted = chunk_rows.into_iter().map(|(_, _, _, c)| c).collect();
 
         if let Some(diagnostics) = &changes.diagnostics {
@@ -618,18 +624,40 @@ impl Catalog {
     }
 
     /// Chunks that reference any of the given (lower-cased) names, at most
-    /// `limit` per name.
+    /// `limit` per name, in one query.
     pub async fn referrers(&self, names: &[String], limit: u32) -> Result<Vec<(String, ChunkId)>> {
         let mut out = Vec::new();
-        for name in names {
-            let rows: Vec<(ChunkId,)> = sqlx::query_as(
-                "SELECT DISTINCT chunk_id FROM refs WHERE name_lower = ? ORDER BY chunk_id LIMIT ?",
-            )
-            .bind(name)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-            out.extend(rows.into_iter().map(|(id,)| (name.clone(), id)));
+        for batch in names.chunks(MAX_IN_LIST) {
+            let sql = format!(
+                "SELECT name_lower, chunk_id FROM (\
+                   SELECT name_lower, chunk_id, \
+                          ROW_NUMBER() OVER (PARTITION BY name_lower ORDER BY chunk_id) AS n \
+                   FROM (SELECT DISTINCT name_lower, chunk_id FROM refs WHERE name_lower IN ({})))\
+                 WHERE n <= ?",
+                placeholders(batch.len())
+            );
+            let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
+            for name in batch {
+                q = q.bind(name);
+            }
+            out.extend(q.bind(limit).fetch_all(&self.pool).await?);
+        }
+        Ok(out)
+    }
+
+    /// (chunk id, name as written) of every definition in the given chunks.
+    pub async fn defined_names(&self, ids: &[ChunkId]) -> Result<Vec<(ChunkId, String)>> {
+        let mut out = Vec::new();
+        for batch in ids.chunks(MAX_IN_LIST) {
+            let sql = format!(
+                "SELECT chunk_id, name FROM symbols WHERE chunk_id IN ({}) ORDER BY chunk_id, line",
+                placeholders(batch.len())
+            );
+            let mut q = sqlx::query_as::<_, (ChunkId, String)>(&sql);
+            for id in batch {
+                q = q.bind(id);
+            }
+            out.extend(q.fetch_all(&self.pool).await?);
         }
         Ok(out)
     }

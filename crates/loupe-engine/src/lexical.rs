@@ -384,14 +384,21 @@ impl LexicalWriter<'_> {
         Ok(())
     }
 
-    /// Add one chunk.
-    pub fn add(&mut self, chunk: &Chunk) -> Result<()> {
+    /// Add one chunk, with the names of every definition it holds.
+    pub fn add(&mut self, chunk: &Chunk, defined: &[&str]) -> Result<()> {
         let f = self.index.fields;
-        let symbols = [chunk.symbol.as_deref(), chunk.parent.as_deref()]
+        // Every definition in the chunk counts as its symbol: a merged run of
+        // small definitions is found by any of their names.
+        let mut names: Vec<&str> = [chunk.symbol.as_deref(), chunk.parent.as_deref()]
             .into_iter()
             .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
+            .collect();
+        names.extend(
+            defined
+                .iter()
+                .filter(|n| Some(**n) != chunk.symbol.as_deref()),
+        );
+        let symbols = names.join(" ");
         let docs: String = chunk
             .outline
             .iter()

@@ -22,7 +22,7 @@ use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -286,8 +286,14 @@ impl Project {
             let page = self.catalog.chunk_page(after, REBUILD_PAGE).await?;
             let Some(last) = page.last() else { break };
             after = last.id;
+            let ids: Vec<ChunkId> = page.iter().map(|c| c.id).collect();
+            let rows = self.catalog.defined_names(&ids).await?;
+            let defined = group_names(&rows);
             for chunk in &page {
-                writer.add(chunk)?;
+                writer.add(
+                    chunk,
+                    defined.get(&chunk.id).map(Vec::as_slice).unwrap_or(&[]),
+                )?;
             }
         }
         writer.commit(generation)
@@ -476,8 +482,12 @@ impl Project {
             for path in &applied.removed_paths {
                 writer.delete_path(path);
             }
+            let defined = group_names(&applied.defined);
             for chunk in &applied.inserted {
-                writer.add(chunk)?;
+                writer.add(
+                    chunk,
+                    defined.get(&chunk.id).map(Vec::as_slice).unwrap_or(&[]),
+                )?;
             }
             writer.commit(applied.generation)?;
         } else {
@@ -634,6 +644,15 @@ impl Project {
     pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
         self.catalog.diagnostics().await
     }
+}
+
+/// Names per chunk, from (chunk id, name) rows.
+fn group_names(rows: &[(ChunkId, String)]) -> HashMap<ChunkId, Vec<&str>> {
+    let mut out: HashMap<ChunkId, Vec<&str>> = HashMap::new();
+    for (id, name) in rows {
+        out.entry(*id).or_default().push(name);
+    }
+    out
 }
 
 enum ReadOutcome {

@@ -21,6 +21,8 @@ const RRF_K: f32 = 60.0;
 const FUZZY_MIN_LEN: usize = 5;
 /// Chunks that reference a hit's symbol, kept per symbol (callers).
 const CALLERS_PER_SYMBOL: u32 = 5;
+/// Defined names per graph seed whose callers are looked up.
+const CALLER_NAMES_PER_SEED: usize = 8;
 /// Primer files, found at any depth (SourcePrep's defaults).
 pub const DEFAULT_PRIMERS: &[&str] = &["AGENTS.md", "PREP_PRIMER.md", "PROJECT_PRIMER.md"];
 
@@ -380,11 +382,19 @@ impl Project {
         for (_, name) in self.catalog.refs_from(&seed_ids).await? {
             neighbours.extend(symbols.exact(&name).iter().take(limits.per_symbol).copied());
         }
-        let seed_chunks = self.catalog.chunks(&seed_ids).await?;
-        let seed_names: Vec<String> = seed_chunks
-            .iter()
-            .filter_map(|(c, _)| c.symbol.as_ref().map(|s| s.to_lowercase()))
-            .collect();
+        // Callers of what the seeds define (a seed may be a merged run of
+        // small definitions): the first few names of each, in source order,
+        // so one huge run cannot flood the graph.
+        let mut per_seed: HashMap<ChunkId, usize> = HashMap::new();
+        let mut seed_names: Vec<String> = Vec::new();
+        for (id, name) in self.catalog.defined_names(&seed_ids).await? {
+            let n = per_seed.entry(id).or_default();
+            *n += 1;
+            let lower = name.to_lowercase();
+            if *n <= CALLER_NAMES_PER_SEED && !seed_names.contains(&lower) {
+                seed_names.push(lower);
+            }
+        }
         for (_, id) in self
             .catalog
             .referrers(&seed_names, CALLERS_PER_SYMBOL)

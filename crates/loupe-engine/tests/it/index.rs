@@ -415,3 +415,51 @@ async fn watcher_reindexes_a_saved_file() {
     );
     handle.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_definition_in_a_merged_chunk_is_findable() {
+    let env = Env::new();
+    // Small neighbours merge into one chunk whose symbol is the first name.
+    env.write(
+        "src/tiny.rs",
+        "pub fn alpha_one() -> u32 { 1 }\n\npub fn beta_two() -> u32 { 2 }\n\npub const GAMMA_THREE: u32 = 3;\n",
+    );
+    env.write(
+        "src/user.rs",
+        "pub fn uses_it() -> u32 {\n    crate::helpers::beta_two() + 1\n}\n",
+    );
+    let p = env.open(None).await;
+    index(&p).await;
+    let merged: Vec<_> = p
+        .catalog()
+        .chunks_of_paths(&["src/tiny.rs".into()])
+        .await
+        .unwrap();
+    assert_eq!(merged.len(), 1, "expected one merged chunk: {merged:?}");
+
+    let found = p
+        .retrieve(&RetrieveQuery::from_question("what is GAMMA_THREE for?"))
+        .await
+        .unwrap();
+    let hit = found
+        .iter()
+        .find(|c| c.chunk.path == "src/tiny.rs")
+        .unwrap();
+    assert!(
+        hit.signals.symbol_exact && hit.signals.bm25.is_some(),
+        "{:?}",
+        hit.signals
+    );
+
+    // Asking about the first name reaches callers of the second: user.rs
+    // shares no word with the question, so only the graph can bring it.
+    let found = p
+        .retrieve(&RetrieveQuery::from_question("alpha_one"))
+        .await
+        .unwrap();
+    let user = found
+        .iter()
+        .find(|c| c.chunk.path == "src/user.rs")
+        .unwrap();
+    assert_eq!(user.signals.graph_distance, Some(1));
+}
