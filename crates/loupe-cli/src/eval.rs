@@ -50,6 +50,10 @@ pub struct EvalArgs {
     /// vector, symbols, paths, graph, primers, recency, weights, lod, k.
     #[arg(long)]
     pub ablate: Vec<String>,
+    /// Also run these ablations (on top of --ablate) in the same pass, each
+    /// into OUT.no-<names>.jsonl; repeatable. Shares checkout and indexing.
+    #[arg(long)]
+    pub compare: Vec<String>,
     /// Where work trees (and, without --data-dir, indexes) live; outside
     /// the project. Default: $TMPDIR/loupe-eval.
     #[arg(long)]
@@ -127,6 +131,15 @@ fn sibling(out: &Path, suffix: &str) -> PathBuf {
     out.with_file_name(name)
 }
 
+/// One configuration of the pipeline and where its predictions go.
+struct Variant {
+    ablations: Ablations,
+    out: PathBuf,
+    done: HashSet<String>,
+    file: Option<std::fs::File>,
+    failures: usize,
+}
+
 /// Run the evaluation, then score.
 pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
     if args.budgets.is_empty() || args.budgets.contains(&0) {
@@ -150,20 +163,75 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
         work.join(format!("{name}.pred.jsonl"))
     });
     let budget_keys: Vec<String> = args.budgets.iter().map(u32::to_string).collect();
-    let done = answered(&out, &budget_keys)?;
-    let todo: Vec<&Example> = examples.iter().filter(|e| !done.contains(&e.id)).collect();
+
+    let mut variants = vec![Variant {
+        done: answered(&out, &budget_keys)?,
+        ablations: ablations.clone(),
+        out: out.clone(),
+        file: None,
+        failures: 0,
+    }];
+    for extra in &args.compare {
+        let more = Ablations::parse(std::slice::from_ref(extra))?;
+        let names: Vec<&str> = more.names();
+        let combined = Ablations::parse(&[ablations.names().join(","), names.join(",")])?;
+        let path = sibling(&out, &format!(".no-{}.jsonl", names.join("-")));
+        variants.push(Variant {
+            done: answered(&path, &budget_keys)?,
+            ablations: combined,
+            out: path,
+            file: None,
+            failures: 0,
+        });
+    }
+    let todo: Vec<&Example> = examples
+        .iter()
+        .filter(|e| variants.iter().any(|v| !v.done.contains(&e.id)))
+        .collect();
     eprintln!(
-        "{}: {} examples, {} already in {}, {} to run",
+        "{}: {} examples, {} to run ({} variant(s); predictions in {})",
         args.dataset.display(),
         examples.len(),
-        examples.len() - todo.len(),
+        todo.len(),
+        variants.len(),
         out.display(),
-        todo.len()
     );
     if !todo.is_empty() {
-        run_examples(cli, args, &ablations, &work, &out, &todo).await?;
+        run_examples(cli, args, &mut variants, &work, &todo).await?;
     }
-    report(args, &examples, &out, &budget_keys)
+    let mut json: Vec<serde_json::Value> = Vec::new();
+    for v in &variants {
+        if args.json {
+            let mut value = report(args, &examples, &v.out, &budget_keys)?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("ablate".into(), v.ablations.names().into());
+                map.insert("out".into(), v.out.to_string_lossy().into_owned().into());
+            }
+            json.push(value);
+            continue;
+        }
+        if variants.len() > 1 {
+            let names = v.ablations.names();
+            println!(
+                "\n## ablated: {}",
+                if names.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+        report(args, &examples, &v.out, &budget_keys)?;
+    }
+    if args.json {
+        // The main variant's scores at the top; the others under "compare".
+        let mut main = json.remove(0);
+        if let Some(map) = main.as_object_mut() {
+            map.insert("compare".into(), json.into());
+        }
+        println!("{}", serde_json::to_string_pretty(&main)?);
+    }
+    Ok(())
 }
 
 /// Ids in `out` answered without error at every requested budget.
@@ -187,19 +255,24 @@ fn answered(out: &Path, budgets: &[String]) -> Result<HashSet<String>> {
         .collect())
 }
 
+fn open_append(path: &Path) -> Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))
+}
+
 async fn run_examples(
     cli: &Cli,
     args: &EvalArgs,
-    ablations: &Ablations,
+    variants: &mut [Variant],
     work: &Path,
-    out: &Path,
     todo: &[&Example],
 ) -> Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(out)
-        .with_context(|| format!("opening {}", out.display()))?;
+    for v in variants.iter_mut() {
+        v.file = Some(open_append(&v.out)?);
+    }
     let data_root = cli.data_dir.clone().unwrap_or_else(|| work.join("data"));
     let embedder = crate::commands::embedder(cli)?;
     let cancel = crate::commands::cancel_on_ctrl_c();
@@ -217,17 +290,14 @@ async fn run_examples(
             repos.push(&e.repo);
         }
     }
-    let mut failures = 0usize;
     for repo in repos {
         let examples: Vec<&Example> = todo.iter().copied().filter(|e| e.repo == repo).collect();
         let Some(mirror) = find_mirror(&args.repos, repo) else {
             for e in &examples {
-                let line = failed(
-                    e,
-                    format!("no mirror of {repo} under {}", args.repos.display()),
-                );
-                write_line(&mut file, &line, out)?;
-                failures += 1;
+                let error = format!("no mirror of {repo} under {}", args.repos.display());
+                for v in variants.iter_mut().filter(|v| !v.done.contains(&e.id)) {
+                    write_line(v, &failed(e, error.clone()))?;
+                }
                 bar.inc(1);
             }
             continue;
@@ -248,18 +318,25 @@ async fn run_examples(
             let mut cfg = ProjectConfig::new(&data_root);
             cfg.walk.max_file_bytes = cli.max_file_bytes;
             cfg.embedder = embedder.clone();
-            let line = match one(e, &wt, &mut project, cfg, args, ablations, &cancel, &bar).await {
-                Ok(line) => line,
-                Err(err) => {
-                    if cancel.is_cancelled() {
-                        break;
+            let prepared = prepare(e, &wt, &mut project, cfg, &cancel, &bar).await;
+            for v in variants.iter_mut().filter(|v| !v.done.contains(&e.id)) {
+                let result = match (&prepared, project.as_ref()) {
+                    (Ok(prep), Some(p)) => predict(e, p, prep, args, &v.ablations).await,
+                    (Err(err), _) => Err(anyhow::anyhow!("{err:#}")),
+                    (Ok(_), None) => Err(anyhow::anyhow!("no project")),
+                };
+                let line = match result {
+                    Ok(line) => line,
+                    Err(err) => {
+                        if cancel.is_cancelled() {
+                            break;
+                        }
+                        bar.println(format!("failed {}: {err:#}", e.id));
+                        failed(e, format!("{err:#}"))
                     }
-                    failures += 1;
-                    bar.println(format!("failed {}: {err:#}", e.id));
-                    failed(e, format!("{err:#}"))
-                }
-            };
-            write_line(&mut file, &line, out)?;
+                };
+                write_line(v, &line)?;
+            }
             bar.inc(1);
         }
         if cancel.is_cancelled() {
@@ -267,11 +344,14 @@ async fn run_examples(
         }
     }
     bar.finish_and_clear();
-    if failures > 0 {
-        eprintln!(
-            "{failures} example(s) failed (recorded with \"error\" in {})",
-            out.display()
-        );
+    for v in variants.iter() {
+        if v.failures > 0 {
+            eprintln!(
+                "{} example(s) failed (recorded with \"error\" in {})",
+                v.failures,
+                v.out.display()
+            );
+        }
     }
     if cancel.is_cancelled() {
         bail!("cancelled; run the same command again to resume");
@@ -289,34 +369,40 @@ fn failed(e: &Example, error: String) -> Line {
     }
 }
 
-fn write_line(file: &mut std::fs::File, line: &Line, out: &Path) -> Result<()> {
+fn write_line(v: &mut Variant, line: &Line) -> Result<()> {
+    if line.error.is_some() {
+        v.failures += 1;
+    }
     let mut text = serde_json::to_string(line)?;
     text.push('\n');
+    let Some(file) = v.file.as_mut() else {
+        bail!("{} is not open", v.out.display());
+    };
     file.write_all(text.as_bytes())
         .and_then(|()| file.flush())
-        .with_context(|| format!("writing {}", out.display()))
+        .with_context(|| format!("writing {}", v.out.display()))
 }
 
-/// One example: check out, index, retrieve, assemble at every budget.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one call site; a struct would only rename them"
-)]
-async fn one(
+/// The shared part of an example: the work tree at its commit, indexed.
+struct Prepared {
+    checkout_ms: f64,
+    index_ms: f64,
+    index: IndexStats,
+}
+
+/// Check out `e.base_commit` and bring the index up to date.
+async fn prepare(
     e: &Example,
     wt: &Worktree,
     project: &mut Option<Project>,
     cfg: ProjectConfig,
-    args: &EvalArgs,
-    ablations: &Ablations,
     cancel: &CancelToken,
     bar: &ProgressBar,
-) -> Result<Line> {
+) -> Result<Prepared> {
     let start = Instant::now();
-    let mut timing = Timing::default();
     wt.checkout(&e.base_commit)
         .with_context(|| format!("checking out {}", e.base_commit))?;
-    timing.checkout_ms = ms(start.elapsed());
+    let checkout_ms = ms(start.elapsed());
 
     let t = Instant::now();
     if project.is_none() {
@@ -339,8 +425,33 @@ async fn one(
         }
     };
     let report = project.index(&sink, cancel).await.context("indexing")?;
-    timing.index_ms = ms(t.elapsed());
+    Ok(Prepared {
+        checkout_ms,
+        index_ms: ms(t.elapsed()),
+        index: IndexStats {
+            files_seen: report.files_seen,
+            files_changed: report.files_changed,
+            files_unchanged: report.files_unchanged,
+            files_deleted: report.files_deleted,
+            chunks_embedded: report.chunks_embedded,
+            embeddings_cached: report.embeddings_cached,
+        },
+    })
+}
 
+/// Retrieve once (with `ablations`) and assemble at every budget.
+async fn predict(
+    e: &Example,
+    project: &Project,
+    prep: &Prepared,
+    args: &EvalArgs,
+    ablations: &Ablations,
+) -> Result<Line> {
+    let mut timing = Timing {
+        checkout_ms: prep.checkout_ms,
+        index_ms: prep.index_ms,
+        ..Timing::default()
+    };
     let t = Instant::now();
     let analysis = loupe_assemble::classify::analyze(&e.query);
     let mut base = Knobs {
@@ -392,7 +503,7 @@ async fn one(
         budgets.insert(b.to_string(), packed(&candidates, &assembly));
     }
     timing.assemble_ms = ms(t.elapsed());
-    timing.total_ms = ms(start.elapsed());
+    timing.total_ms = prep.checkout_ms + prep.index_ms + timing.retrieve_ms + timing.assemble_ms;
 
     let mid = args.budgets.get(args.budgets.len() / 2).map(u32::to_string);
     let primary = mid
@@ -414,19 +525,24 @@ async fn one(
         ablate: ablations.names(),
         timing,
         index: IndexStats {
-            files_seen: report.files_seen,
-            files_changed: report.files_changed,
-            files_unchanged: report.files_unchanged,
-            files_deleted: report.files_deleted,
-            chunks_embedded: report.chunks_embedded,
-            embeddings_cached: report.embeddings_cached,
+            files_seen: prep.index.files_seen,
+            files_changed: prep.index.files_changed,
+            files_unchanged: prep.index.files_unchanged,
+            files_deleted: prep.index.files_deleted,
+            chunks_embedded: prep.index.chunks_embedded,
+            embeddings_cached: prep.index.embeddings_cached,
         },
     })
 }
 
 /// Score `out` against the dataset, print the table, write the flat
 /// per-budget files and the scores.
-fn report(args: &EvalArgs, examples: &[Example], out: &Path, budgets: &[String]) -> Result<()> {
+fn report(
+    args: &EvalArgs,
+    examples: &[Example],
+    out: &Path,
+    budgets: &[String],
+) -> Result<serde_json::Value> {
     let text =
         std::fs::read_to_string(out).with_context(|| format!("reading {}", out.display()))?;
     let raw =
@@ -474,17 +590,16 @@ fn report(args: &EvalArgs, examples: &[Example], out: &Path, budgets: &[String])
         .with_context(|| format!("writing {}", scores_path.display()))?;
 
     let timing = timing_summary(&raw);
+    let value = serde_json::json!({ "scores": all, "timing": timing });
     if args.json {
-        let value = serde_json::json!({ "scores": all, "timing": timing });
-        println!("{}", serde_json::to_string_pretty(&value)?);
-        return Ok(());
+        return Ok(value);
     }
     let errors = raw
         .values()
         .filter(|v| v.get("error").is_some_and(|e| !e.is_null()))
         .count();
     let Some(first) = all.values().next() else {
-        return Ok(());
+        return Ok(value);
     };
     let g = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
     println!(
@@ -537,7 +652,7 @@ fn report(args: &EvalArgs, examples: &[Example], out: &Path, budgets: &[String])
         sibling(out, ".b<budget>.jsonl").display(),
         scores_path.display()
     );
-    Ok(())
+    Ok(value)
 }
 
 /// (mean, median) of timing fields over successful lines.

@@ -119,7 +119,7 @@ fn eval_materializes_commits_incrementally_and_scores() {
             .arg(&work)
             .arg("--out")
             .arg(&out)
-            .args(["--budgets", "2000,4000", "--json"]);
+            .args(["--budgets", "2000,4000", "--compare", "graph,lod", "--json"]);
         cmd
     };
     let stdout = run_ok(&mut eval());
@@ -190,9 +190,19 @@ fn eval_materializes_commits_incrementally_and_scores() {
         }
     }
 
+    // The ablated variant ran in the same pass, into its own file.
+    let ablated = lines(&tmp.path().join("pred.no-graph-lod.jsonl"));
+    assert_eq!(ablated.len(), 3);
+    assert_eq!(ablated[0]["ablate"], serde_json::json!(["graph", "lod"]));
+    assert_eq!(
+        report["compare"][0]["ablate"],
+        serde_json::json!(["graph", "lod"])
+    );
+
     // Resume: only the failed example runs again (and fails again).
     run_ok(&mut eval());
     let again = lines(&out);
     assert_eq!(again.len(), 4);
     assert_eq!(again[3]["id"], "t-bad");
+    assert_eq!(lines(&tmp.path().join("pred.no-graph-lod.jsonl")).len(), 4);
 }
