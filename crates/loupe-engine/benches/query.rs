@@ -1,12 +1,14 @@
-//! Question → candidates → assembly latency on an existing index, and knob
-//! change → new assembly over those real candidates.
+//! Question → candidates → assembly latency on an existing index, knob
+//! change → new assembly over those real candidates, and one-file change →
+//! searchable. The last edits files of the corpus and restores them.
 //!
 //! Run after `loupe index` with the same data dir and embedder:
 //! `LOUPE_BENCH_CORPUS=DIR LOUPE_BENCH_DATA=DATA cargo bench -p loupe-engine --bench query`
 //! (`make bench` does this on the `cargo vendor` corpus, vectors off).
 
 use loupe_assemble::{Budget, Knobs};
-use loupe_engine::{Project, ProjectConfig, RetrieveQuery};
+use loupe_engine::progress::no_progress;
+use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery};
 use std::time::{Duration, Instant};
 
 /// Questions asked: identifier-style ones are built from symbols in the index.
@@ -91,6 +93,51 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
     report("retrieve", &mut retrieve);
     report("question -> assembly (retrieve + assemble)", &mut full);
     report("knob change -> assembly (same candidates)", &mut knob);
+
+    // One-file change → searchable, in process (the watcher's path): append
+    // a uniquely named function to an indexed file, update, search for it.
+    let paths = project.catalog().paths().await?;
+    let mut change = Vec::new();
+    for (i, rel) in paths
+        .iter()
+        .filter(|p| p.ends_with(".rs"))
+        .step_by(97)
+        .take(10)
+        .enumerate()
+    {
+        let abs = corpus.join(rel);
+        let Ok(original) = std::fs::read_to_string(&abs) else {
+            continue;
+        };
+        let name = format!("loupe_bench_marker_{i}_{}", std::process::id());
+        let t = Instant::now();
+        let edited = format!("{original}\npub fn {name}() {{}}\n");
+        if std::fs::write(&abs, edited).is_err() {
+            continue;
+        }
+        let r = project
+            .update_paths(&[abs.clone()], &no_progress, &CancelToken::new())
+            .await?;
+        if std::env::var_os("LOUPE_BENCH_VERBOSE").is_some() {
+            eprintln!("{:?}", r.times);
+        }
+        let found = project
+            .retrieve(&RetrieveQuery::from_question(&name))
+            .await?;
+        let ok = found.first().is_some_and(|c| c.chunk.text.contains(&name));
+        change.push(t.elapsed());
+        // Put the file back (and the index with it) for the next run.
+        let _ = std::fs::write(&abs, original);
+        project
+            .update_paths(&[abs], &no_progress, &CancelToken::new())
+            .await?;
+        if !ok {
+            eprintln!("marker {name} was not the top hit in {rel}");
+        }
+    }
+    if !change.is_empty() {
+        report("one-file change -> searchable (in process)", &mut change);
+    }
     Ok(())
 }
 

@@ -311,20 +311,27 @@ impl Catalog {
         let rows = sqlx::query("SELECT id, path, size, mtime_ns, hash FROM files")
             .fetch_all(&self.pool)
             .await?;
-        rows.iter()
-            .map(|r| {
-                let size: i64 = r.try_get(2)?;
-                Ok((
-                    r.try_get::<String, _>(1)?,
-                    FileState {
-                        id: r.try_get(0)?,
-                        size: u64::try_from(size).unwrap_or(0),
-                        mtime_ns: r.try_get(3)?,
-                        hash: r.try_get(4)?,
-                    },
-                ))
-            })
-            .collect()
+        rows.iter().map(file_state_from_row).collect()
+    }
+
+    /// Stored states of the given paths (those that are indexed).
+    pub async fn file_states_of(&self, paths: &[String]) -> Result<HashMap<String, FileState>> {
+        let mut out = HashMap::new();
+        for batch in paths.chunks(MAX_IN_LIST) {
+            let sql = format!(
+                "SELECT id, path, size, mtime_ns, hash FROM files WHERE path IN ({})",
+                placeholders(batch.len())
+            );
+            let mut q = sqlx::query(&sql);
+            for p in batch {
+                q = q.bind(p);
+            }
+            for row in q.fetch_all(&self.pool).await? {
+                let (path, state) = file_state_from_row(&row)?;
+                out.insert(path, state);
+            }
+        }
+        Ok(out)
     }
 
     /// Apply one indexing step in a single transaction.
@@ -754,6 +761,19 @@ impl Catalog {
             .await?;
         Ok(())
     }
+}
+
+fn file_state_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<(String, FileState)> {
+    let size: i64 = r.try_get(2)?;
+    Ok((
+        r.try_get::<String, _>(1)?,
+        FileState {
+            id: r.try_get(0)?,
+            size: u64::try_from(size).unwrap_or(0),
+            mtime_ns: r.try_get(3)?,
+            hash: r.try_get(4)?,
+        },
+    ))
 }
 
 fn ref_kind_name(kind: RefKind) -> &'static str {

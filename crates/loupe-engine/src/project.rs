@@ -376,32 +376,80 @@ impl Project {
         cancel: &CancelToken,
     ) -> Result<IndexReport> {
         let _guard = self.write.lock().await;
+        self.run(None, progress, cancel).await
+    }
+
+    /// Re-index just `paths` (absolute, as a watcher reports them), without
+    /// walking the folder. Only paths already in the index can be handled
+    /// this way — their ignore status is known; anything else (a new file,
+    /// a folder, an ignore file) makes this a full [`Project::index`] run.
+    pub async fn update_paths(
+        &self,
+        paths: &[PathBuf],
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<IndexReport> {
+        let _guard = self.write.lock().await;
+        let rels: Option<Vec<String>> = paths
+            .iter()
+            .map(|p| walk::rel_path(&self.root, p))
+            .collect();
+        let Some(mut rels) = rels else {
+            return self.run(None, progress, cancel).await;
+        };
+        rels.sort();
+        rels.dedup();
+        let states = self.catalog.file_states_of(&rels).await?;
+        if rels.is_empty() || rels.iter().any(|r| !states.contains_key(r)) {
+            return self.run(None, progress, cancel).await;
+        }
+        self.run(Some((rels, states)), progress, cancel).await
+    }
+
+    /// The one write path. `scope` is `None` for a full walk, or known paths
+    /// with their stored states. The caller holds `self.write`.
+    async fn run(
+        &self,
+        scope: Option<(Vec<String>, HashMap<String, FileState>)>,
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<IndexReport> {
         let _lock = WriteLock::acquire(&self.dir)?;
         let mut report = IndexReport::default();
+        let full = scope.is_none();
 
         let started = Instant::now();
-        let walked = {
-            let root = self.root.clone();
-            let cfg = self.cfg.walk.clone();
-            let cancel = cancel.clone();
-            tokio::task::block_in_place(|| walk::walk(&root, &cfg, progress, &cancel))?
+        let (walked, states, deletes) = match scope {
+            None => {
+                let root = self.root.clone();
+                let cfg = self.cfg.walk.clone();
+                let walked = tokio::task::block_in_place(|| {
+                    walk::walk(&root, &cfg, progress, &cancel.clone())
+                })?;
+                let states = self.catalog.file_states().await?;
+                let seen: HashSet<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
+                let mut deletes: Vec<String> = states
+                    .keys()
+                    .filter(|p| !seen.contains(p.as_str()))
+                    .cloned()
+                    .collect();
+                deletes.sort();
+                (walked, states, deletes)
+            }
+            Some((rels, states)) => {
+                let (walked, deletes) = walk::stat_known(&self.root, &rels, &self.cfg.walk);
+                (walked, states, deletes)
+            }
         };
         report.times.walk = started.elapsed();
         report.files_seen = walked.files.len() as u64;
         let mut diagnostics = walked.diagnostics;
 
         let started = Instant::now();
-        let states = self.catalog.file_states().await?;
-        let seen: HashSet<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
         let mut changes = ChangeSet {
-            deletes: states
-                .keys()
-                .filter(|p| !seen.contains(p.as_str()))
-                .cloned()
-                .collect(),
+            deletes,
             ..ChangeSet::default()
         };
-        changes.deletes.sort();
         let to_read: Vec<&WalkedFile> = walked
             .files
             .iter()
@@ -472,7 +520,8 @@ impl Project {
             done: 0,
             total: Some(1),
         });
-        changes.diagnostics = Some(diagnostics.clone());
+        // Only a full walk sees every file, so only it replaces the stored list.
+        changes.diagnostics = full.then(|| diagnostics.clone());
         let changes_chunks = changes.changes_chunks();
         let applied = self.catalog.apply(changes).await?;
         report.times.catalog = started.elapsed();

@@ -162,6 +162,44 @@ pub fn walk(
     Ok(out)
 }
 
+/// Stat already-indexed files (relative paths) without walking: those that
+/// are still regular files within the size cap come back as files, the rest
+/// as paths to delete (with a diagnostic when over the cap).
+pub fn stat_known(root: &Path, rels: &[String], cfg: &WalkConfig) -> (Walk, Vec<String>) {
+    let mut out = Walk::default();
+    let mut gone = Vec::new();
+    for rel in rels {
+        let abs = root.join(rel);
+        let meta = if cfg.follow_links {
+            std::fs::metadata(&abs)
+        } else {
+            std::fs::symlink_metadata(&abs)
+        };
+        match meta {
+            Ok(m) if m.is_file() && m.len() <= cfg.max_file_bytes => out.files.push(WalkedFile {
+                rel: rel.clone(),
+                abs,
+                size: m.len(),
+                mtime_ns: mtime_ns(&m),
+            }),
+            Ok(m) if m.is_file() => {
+                out.diagnostics.push(Diagnostic::new(
+                    rel.clone(),
+                    DiagnosticKind::TooLarge,
+                    format!(
+                        "{} bytes, over the {} byte limit",
+                        m.len(),
+                        cfg.max_file_bytes
+                    ),
+                ));
+                gone.push(rel.clone());
+            }
+            _ => gone.push(rel.clone()),
+        }
+    }
+    (out, gone)
+}
+
 fn diagnostic_for_walk_error(root: &Path, err: &ignore::Error) -> Diagnostic {
     let path = walk_error_path(err)
         .and_then(|p| rel_path(root, p))

@@ -2,8 +2,9 @@
 //!
 //! A burst of file events (a save, a branch switch) becomes one debounced
 //! batch; every batch that touches a path outside the data directory and
-//! `.git/` triggers one incremental [`Project::index`] run, which only
-//! re-reads files whose size or mtime moved. Runs never overlap: while one
+//! `.git/` triggers one [`Project::update_paths`] run: files already in the
+//! index are re-read without walking the folder; anything new falls back to
+//! a full incremental walk. Runs never overlap: while one
 //! is in progress, further batches are coalesced into the next run.
 
 use crate::progress::{CancelToken, no_progress};
@@ -96,8 +97,8 @@ pub fn watch(
                 }
                 paths.sort();
                 paths.dedup();
-                on_event(WatchEvent::Changed(paths));
-                match project.index(&no_progress, &cancel).await {
+                on_event(WatchEvent::Changed(paths.clone()));
+                match project.update_paths(&paths, &no_progress, &cancel).await {
                     Ok(report) => on_event(WatchEvent::Indexed(Box::new(report))),
                     Err(Error::Cancelled) => break,
                     Err(e) => on_event(WatchEvent::Failed(e.to_string())),

@@ -463,3 +463,46 @@ async fn every_definition_in_a_merged_chunk_is_findable() {
         .unwrap();
     assert_eq!(user.signals.graph_distance, Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_paths_rereads_known_files_without_a_walk() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    index(&p).await;
+    let none = loupe_engine::progress::no_progress;
+    let cancel = loupe_engine::CancelToken::new();
+
+    // An edit to a known file: only that file is looked at.
+    let edited = env.write("src/pack.rs", "pub fn pack_everything_now() -> u8 { 7 }\n");
+    let r = p
+        .update_paths(&[edited.clone()], &none, &cancel)
+        .await
+        .unwrap();
+    assert_eq!((r.files_seen, r.files_changed), (1, 1));
+    assert!(
+        search_paths(&p, "pack_everything_now")
+            .await
+            .contains(&"src/pack.rs".to_string())
+    );
+
+    // A deleted known file leaves the index.
+    std::fs::remove_file(env.root().join("tools/report.py")).unwrap();
+    let r = p
+        .update_paths(&[env.root().join("tools/report.py")], &none, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(r.files_deleted, 1);
+    assert!(!ids_by_path(&p).await.contains_key("tools/report.py"));
+
+    // A new file is unknown: its ignore status needs a walk, so this is a full run.
+    let fresh = env.write("src/fresh.rs", "pub fn fresh() {}\n");
+    let r = p.update_paths(&[fresh], &none, &cancel).await.unwrap();
+    assert_eq!(r.files_seen, 4);
+    assert!(ids_by_path(&p).await.contains_key("src/fresh.rs"));
+
+    // The same state as a full run from scratch.
+    let status = p.status().await.unwrap();
+    assert_eq!(status.lexical_chunks, status.chunks);
+    assert_eq!(index(&p).await.files_changed, 0);
+}
