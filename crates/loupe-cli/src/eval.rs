@@ -19,7 +19,7 @@ use loupe_assemble::{AssembleRequest, Budget, Knobs};
 use loupe_engine::eval::ablate::Ablations;
 use loupe_engine::eval::dataset::{Example, parse_dataset};
 use loupe_engine::eval::git::{Worktree, commit_order, find_mirror};
-use loupe_engine::eval::predict::{Packed, packed, ranked_files};
+use loupe_engine::eval::predict::{Packed, packed, ranked_files, ranked_files_aggregated};
 use loupe_engine::eval::score::{self, PredView};
 use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery};
 use serde::Serialize;
@@ -96,6 +96,9 @@ struct Line {
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     ranked_files: Vec<String>,
+    /// Diagnostic: files by best + ½ second + ¼ third chunk score.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ranked_files_sum3: Vec<String>,
     /// The packed fields of the middle budget, so the line scores as is.
     #[serde(skip_serializing_if = "Option::is_none")]
     packed_files: Option<Vec<String>>,
@@ -485,6 +488,7 @@ async fn predict(
     let t = Instant::now();
     let mut budgets = BTreeMap::new();
     let mut ranked = Vec::new();
+    let mut ranked_sum3 = Vec::new();
     for (n, &b) in args.budgets.iter().enumerate() {
         let request = AssembleRequest {
             question: e.query.clone(),
@@ -499,6 +503,7 @@ async fn predict(
             tokio::task::block_in_place(|| loupe_assemble::assemble(&candidates, &request));
         if n == 0 {
             ranked = ranked_files(&candidates, &assembly);
+            ranked_sum3 = ranked_files_aggregated(&candidates, &assembly, &[1.0, 0.5, 0.25]);
         }
         budgets.insert(b.to_string(), packed(&candidates, &assembly));
     }
@@ -516,6 +521,7 @@ async fn predict(
         base_commit: e.base_commit.clone(),
         error: None,
         ranked_files: ranked,
+        ranked_files_sum3: ranked_sum3,
         packed_files: Some(primary.packed_files),
         packed_spans: Some(primary.packed_spans),
         packed_tokens: Some(primary.packed_tokens),

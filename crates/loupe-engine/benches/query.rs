@@ -116,7 +116,11 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
             continue;
         }
         let r = project
-            .update_paths(&[abs.clone()], &no_progress, &CancelToken::new())
+            .update_paths(
+                std::slice::from_ref(&abs),
+                &no_progress,
+                &CancelToken::new(),
+            )
             .await?;
         if std::env::var_os("LOUPE_BENCH_VERBOSE").is_some() {
             eprintln!("{:?}", r.times);

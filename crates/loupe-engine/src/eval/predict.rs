@@ -131,6 +131,37 @@ pub fn ranked_files(candidates: &[Candidate], assembly: &Assembly) -> Vec<String
         .collect()
 }
 
+/// Files ordered by a decayed sum of their best chunks' scores
+/// (`best + w₁·second + w₂·third …` for `weights = [1, w₁, w₂, …]`): a
+/// diagnostic alternative to [`ranked_files`] that rewards files with
+/// several relevant chunks. Ties keep the best-chunk order.
+pub fn ranked_files_aggregated(
+    candidates: &[Candidate],
+    assembly: &Assembly,
+    weights: &[f32],
+) -> Vec<String> {
+    let score: HashMap<_, f32> = assembly
+        .items
+        .iter()
+        .map(|r| (r.id, r.score.score))
+        .collect();
+    let mut per_file: HashMap<&str, (usize, Vec<f32>)> = HashMap::new();
+    for (pos, i) in rank_order(candidates, assembly).into_iter().enumerate() {
+        let c = &candidates[i].chunk;
+        let entry = per_file.entry(c.path.as_str()).or_insert((pos, Vec::new()));
+        entry.1.push(score.get(&c.id).copied().unwrap_or(0.0));
+    }
+    let mut files: Vec<(&str, usize, f32)> = per_file
+        .into_iter()
+        .map(|(path, (first, scores))| {
+            let total = scores.iter().zip(weights).map(|(s, w)| s * w).sum();
+            (path, first, total)
+        })
+        .collect();
+    files.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
+    files.into_iter().map(|(p, _, _)| p.to_owned()).collect()
+}
+
 /// What `assembly` put into the prompt.
 pub fn packed(candidates: &[Candidate], assembly: &Assembly) -> Packed {
     let by_id: HashMap<_, &Chunk> = candidates.iter().map(|c| (c.chunk.id, &c.chunk)).collect();
@@ -218,6 +249,77 @@ mod tests {
         assert_eq!(visible_lines(&c, 3), vec![(11, 11)]);
         assert_eq!(visible_lines(&c, 4), vec![]);
         assert_eq!(visible_lines(&c, 5), vec![]);
+    }
+
+    fn row(id: i64, path: &str, score: f32, lod: Option<u8>) -> loupe_assemble::ItemRow {
+        loupe_assemble::ItemRow {
+            id,
+            path: path.into(),
+            start_line: 10,
+            end_line: 13,
+            section: loupe_assemble::report::Section::RetrievedCode,
+            score: loupe_assemble::rank::ScoreBreakdown {
+                score,
+                ..Default::default()
+            },
+            lod,
+            wanted_lod: 0,
+            size: 1,
+            status: match lod {
+                Some(_) => loupe_assemble::report::ItemStatus::Included,
+                None => loupe_assemble::report::ItemStatus::Dropped(
+                    loupe_assemble::report::DropReason::BelowMinScore,
+                ),
+            },
+            merged_into: None,
+        }
+    }
+
+    #[test]
+    fn files_rank_by_best_chunk_and_pack_by_visible_lines() {
+        let text = "/// doc\nfn f() {\n    body\n}\n";
+        let outline = || {
+            vec![
+                (SpanKind::Doc, 0, 8),
+                (SpanKind::Signature, 8, 15),
+                (SpanKind::Body, 15, 28),
+                (SpanKind::Code, 28, 29),
+            ]
+        };
+        let mut cands = Vec::new();
+        for (id, path) in [(1, "a.rs"), (2, "b.rs"), (3, "b.rs"), (4, "c.rs")] {
+            let mut c = chunk(text, outline());
+            c.id = id;
+            c.path = path.into();
+            cands.push(Candidate {
+                chunk: c,
+                signals: Default::default(),
+            });
+        }
+        let assembly = Assembly {
+            items: vec![
+                row(1, "a.rs", 0.5, Some(0)),
+                row(2, "b.rs", 0.6, Some(3)),
+                row(3, "b.rs", 0.4, None),
+                row(4, "c.rs", 0.3, Some(5)),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(ranked_files(&cands, &assembly), ["b.rs", "a.rs", "c.rs"]);
+        assert_eq!(
+            ranked_files_aggregated(&cands, &assembly, &[1.0, 0.5]),
+            ["b.rs", "a.rs", "c.rs"]
+        );
+        assert_eq!(
+            ranked_files_aggregated(&cands, &assembly, &[1.0]),
+            ["b.rs", "a.rs", "c.rs"]
+        );
+        let p = packed(&cands, &assembly);
+        // c.rs is in only as a level-5 summary: no visible line.
+        assert_eq!(p.packed_files, ["b.rs", "a.rs"]);
+        assert_eq!(p.packed_spans["b.rs"], vec![(11, 11)]);
+        assert_eq!(p.packed_spans["a.rs"], vec![(10, 13)]);
+        assert_eq!((p.items_in, p.items_full, p.files_any), (3, 1, 3));
     }
 
     #[test]

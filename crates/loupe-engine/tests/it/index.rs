@@ -476,7 +476,7 @@ async fn update_paths_rereads_known_files_without_a_walk() {
     // An edit to a known file: only that file is looked at.
     let edited = env.write("src/pack.rs", "pub fn pack_everything_now() -> u8 { 7 }\n");
     let r = p
-        .update_paths(&[edited.clone()], &none, &cancel)
+        .update_paths(std::slice::from_ref(&edited), &none, &cancel)
         .await
         .unwrap();
     assert_eq!((r.files_seen, r.files_changed), (1, 1));
