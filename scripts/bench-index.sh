@@ -49,6 +49,11 @@ start=$(date +%s.%N)
 "$loupe" --data-dir "$data" --embedder none index "$corpus" > /dev/null 2>&1
 echo "one-file change re-index: $(python3 -c "print(f'{$(date +%s.%N) - $start:.2f}')") s (process start to exit)"
 
+# Question → assembly, knob change, and one-file change → searchable, in
+# process, on the index just built (vectors off).
+LOUPE_BENCH_CORPUS="$corpus" LOUPE_BENCH_DATA="$data" \
+  cargo bench -p loupe-engine --bench query 2>/dev/null | grep -v '^$'
+
 # Embedding throughput on a slice: the bundled model is the slow stage.
 slice="$work/slice"
 rm -rf "$slice" && mkdir -p "$slice"
