@@ -43,7 +43,7 @@ start=$(date +%s.%N)
 "$loupe" --data-dir "$data" --embedder none index "$corpus" > /dev/null 2>&1
 echo "no-change re-index: $(python3 -c "print(f'{$(date +%s.%N) - $start:.2f}')") s (process start to exit)"
 
-victim=$(find "$corpus" -name lib.rs | head -1)
+victim=$(find "$corpus" -name lib.rs -print -quit)
 echo "// loupe bench edit $(date +%s%N)" >> "$victim"
 start=$(date +%s.%N)
 "$loupe" --data-dir "$data" --embedder none index "$corpus" > /dev/null 2>&1
@@ -58,7 +58,7 @@ LOUPE_BENCH_CORPUS="$corpus" LOUPE_BENCH_DATA="$data" \
 slice="$work/slice"
 rm -rf "$slice" && mkdir -p "$slice"
 for c in serde indexmap regex-syntax; do
-  d=$(find "$corpus" -maxdepth 1 -name "$c*" | head -1); [ -n "$d" ] && cp -r "$d" "$slice/"
+  d=$(find "$corpus" -maxdepth 1 -name "$c*" -print -quit); [ -n "$d" ] && cp -r "$d" "$slice/"
 done
 "$loupe" --data-dir "$work/slice-data" --embedder bundled index --json "$slice" > "$work/embed.json" 2>/dev/null
 python3 - "$work/embed.json" <<'PY'
