@@ -27,9 +27,13 @@ fn main() {
     };
     let mut texts = Vec::new();
     for f in walked.files.iter().step_by(7) {
-        let Ok(text) = std::fs::read_to_string(&f.abs) else { continue };
+        let Ok(text) = std::fs::read_to_string(&f.abs) else {
+            continue;
+        };
         for c in chunk_file(&f.rel, &text, &ChunkConfig::default()).chunks {
-            let piece = text.get(c.start_byte as usize..c.end_byte as usize).unwrap_or("");
+            let piece = text
+                .get(c.start_byte as usize..c.end_byte as usize)
+                .unwrap_or("");
             if !piece.trim().is_empty() {
                 texts.push(format!("{}\n{}", f.rel, piece));
             }
@@ -51,7 +55,11 @@ fn main() {
             return eprintln!("embed: {e}");
         }
         let secs = t.elapsed().as_secs_f64();
-        println!("{} texts cut at {max:>4} bytes: {:>6.1} texts/s", cut.len(), cut.len() as f64 / secs);
+        println!(
+            "{} texts cut at {max:>4} bytes: {:>6.1} texts/s",
+            cut.len(),
+            cut.len() as f64 / secs
+        );
     }
 }
 
