@@ -1,20 +1,35 @@
 # Loupe — one entry point for building, running, testing and benchmarking.
 #
-#   make run    build and start Loupe (for now the CLI: index + status of PROJECT)
-#   make test   install what is missing, then run every check and test
-#   make bench  indexing benchmark on a `cargo vendor` corpus (not part of test)
+#   make run      build the UI and the desktop app and start it
+#   make cli      build the `loupe` CLI, index PROJECT and show its status
+#   make test     install what is missing, then run every check and test
+#   make e2e      the real app under Xvfb (part of test)
+#   make package  a .deb of the app (AppImage needs a download: not offline)
+#   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
+#   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
 #
-# Everything installs from Debian's packages and crates.io only.
+# Everything installs from Debian's packages, crates.io and npm only.
 
 SHELL := /bin/bash
 CARGO ?= cargo
 PROJECT ?= .
 export CARGO_TERM_COLOR ?= never
 
-APT_PACKAGES := build-essential pkg-config git
+# The desktop app's build and test dependencies (TAURI-NOTES.md): WebKitGTK
+# and its WebDriver, Xvfb for the e2e run, chromium for the mocked UI,
+# ImageMagick for screenshots.
+APT_PACKAGES := build-essential pkg-config git file curl wget libssl-dev \
+  libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
+  webkit2gtk-driver xvfb xauth chromium xdotool python3-gi gir1.2-gtk-3.0 imagemagick
 STAMP_DIR := target/.stamps
+TAURI_DRIVER_VERSION := 2.1.0
+# The e2e binary is copied here so a concurrent `cargo test` (which rebuilds
+# target/debug/loupe-app without custom-protocol) cannot swap it mid-run.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+E2E_APP := $(TARGET_DIR)/e2e/loupe-app
+XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: run test deps lint unit bench fmt clippy
+.PHONY: run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench fmt clippy
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -30,10 +45,34 @@ deps: | $(STAMP_DIR)
 	@rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 	@rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 
-run: deps
+## ui-deps: node modules from the lock file (npm registry only), reinstalled when it changes.
+ui/node_modules/.package-lock.json: ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+
+ui-deps: ui/node_modules/.package-lock.json
+
+tauri-driver:
+	@command -v tauri-driver >/dev/null || $(CARGO) install tauri-driver --locked --version $(TAURI_DRIVER_VERSION)
+
+## run: the desktop app, release build serving ui/dist (custom-protocol, TAURI-NOTES.md pitfall 1).
+run: deps ui-deps
+	cd ui && npm run build
+	$(CARGO) build --release -p loupe-cli
+	$(CARGO) build --release -p loupe-app --features tauri/custom-protocol
+	$(TARGET_DIR)/release/loupe-app
+
+## cli: the `loupe` CLI on PROJECT (what `make run` did before the app).
+cli: deps
 	$(CARGO) build --release -p loupe-cli
 	./target/release/loupe index "$(PROJECT)"
 	./target/release/loupe status "$(PROJECT)"
+
+package: deps ui-deps
+	ui/node_modules/.bin/tauri build --bundles deb
+	@ls $(TARGET_DIR)/release/bundle/deb/*.deb
+
+types:
+	LOUPE_UPDATE_TYPES=1 $(CARGO) test -p loupe-app --lib generated_typescript_is_up_to_date
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -46,7 +85,25 @@ lint: fmt clippy
 unit:
 	$(CARGO) test --workspace
 
-test: deps lint unit
+ui-check: ui-deps
+	cd ui && npm run check
+
+## ui-mock: the UI against the mock backend, in Playwright on Debian's chromium.
+ui-mock: ui-deps
+	cd ui && npm run build:mock && npm run test:mock
+
+ui-test: ui-check ui-mock
+
+e2e-app: deps ui-deps
+	cd ui && npm run build
+	$(CARGO) build -p loupe-app --features tauri/custom-protocol
+	@mkdir -p $(dir $(E2E_APP)) && cp $(TARGET_DIR)/debug/loupe-app $(E2E_APP)
+
+## e2e: the real app under Xvfb via tauri-driver + WebKitWebDriver + WebdriverIO.
+e2e: e2e-app tauri-driver
+	cd ui && LOUPE_APP=$(abspath $(E2E_APP)) LOUPE_SCREENSHOTS=$(abspath $(TARGET_DIR)/e2e/shots) $(XVFB) npm run test:e2e
+
+test: deps lint unit ui-test e2e
 
 bench: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)

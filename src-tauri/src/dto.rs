@@ -1,0 +1,687 @@
+//! The data that crosses IPC: what the UI sends ([`KnobsDto`]) and what it
+//! gets back ([`AssemblyDto`], [`StatusDto`], [`IndexEvent`], [`ErrorDto`], ...).
+//!
+//! *API boundary:* these types, and only these, are the app's wire format.
+//! The engine and assembly crates know nothing about them; every DTO is
+//! built with a plain conversion from the core types. The TypeScript
+//! declarations in `ui/src/lib/generated/dto.ts` are generated from this file
+//! by `make types` (a test fails when they are out of date).
+//!
+//! This module does no I/O and calls no engine function.
+
+use loupe_assemble::report::{DropReason, ItemStatus};
+use loupe_assemble::{Assembly, Budget, Candidate, Knobs};
+use loupe_engine::{Diagnostic, IndexReport, Progress, Stage, Status};
+use serde::{Deserialize, Serialize};
+
+/// Serialized name of a core enum (its serde `snake_case` form), for labels.
+fn serde_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// What went wrong, for the UI to branch on (never on the message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The path does not exist or is not a folder.
+    BadProject,
+    /// The project is not open in this window (open it first).
+    NotOpen,
+    /// Indexing was cancelled by the user.
+    Cancelled,
+    /// The request cannot be answered as asked (empty question, ...).
+    BadRequest,
+    /// The index or a store failed.
+    Engine,
+}
+
+/// An error as the UI sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ErrorDto {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Human-readable detail, shown as is.
+    pub message: String,
+}
+
+impl ErrorDto {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<loupe_engine::Error> for ErrorDto {
+    fn from(e: loupe_engine::Error) -> Self {
+        use loupe_engine::Error as E;
+        let code = match &e {
+            E::BadProject { .. } => ErrorCode::BadProject,
+            E::Cancelled => ErrorCode::Cancelled,
+            E::Request(_) => ErrorCode::BadRequest,
+            _ => ErrorCode::Engine,
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
+/// One progress report of an indexing run, streamed through a `Channel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct IndexEvent {
+    /// `walk`, `parse`, `commit`, `embed`, `vectors` or `done`.
+    pub stage: String,
+    /// Items done in this stage.
+    pub done: u32,
+    /// Items in this stage, when known.
+    pub total: Option<u32>,
+    /// Milliseconds since indexing started (the UI derives an ETA from it).
+    pub elapsed_ms: u32,
+}
+
+/// Saturating conversion for counts that cross IPC as JS numbers.
+fn count(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl IndexEvent {
+    /// From the engine's report and the time since the run started.
+    pub fn new(p: &Progress, elapsed: std::time::Duration) -> Self {
+        Self {
+            stage: serde_name(&p.stage),
+            done: count(p.done),
+            total: p.total.map(count),
+            elapsed_ms: u32::try_from(elapsed.as_millis()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Whether this is the run's last report.
+    pub fn is_done(p: &Progress) -> bool {
+        p.stage == Stage::Done
+    }
+}
+
+/// The state of an open project's index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct StatusDto {
+    /// The project folder (canonical); the key for every later command.
+    pub root: String,
+    /// Indexed files.
+    pub files: u32,
+    /// Indexed chunks.
+    pub chunks: u32,
+    /// Catalog generation (changes when the index changes).
+    pub generation: u32,
+    /// Whether every chunk has a vector.
+    pub vectors_ready: bool,
+    /// Skipped or degraded files in the last run.
+    pub diagnostics: u32,
+    /// What opening had to repair.
+    pub recovered: Vec<String>,
+}
+
+impl From<&Status> for StatusDto {
+    fn from(s: &Status) -> Self {
+        Self {
+            root: s.root.to_string_lossy().into_owned(),
+            files: count(s.files),
+            chunks: count(s.chunks),
+            generation: count(s.generation),
+            vectors_ready: s.vectors_ready,
+            diagnostics: count(s.diagnostics),
+            recovered: s.recovered.clone(),
+        }
+    }
+}
+
+/// What `open_project` returns once indexing finished.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct OpenedDto {
+    /// The index after the run.
+    pub status: StatusDto,
+    /// Files (re)chunked in this run.
+    pub files_changed: u32,
+    /// Files unchanged since the last run.
+    pub files_unchanged: u32,
+    /// Whether embedding stopped early (lexical search is complete).
+    pub embedding_incomplete: bool,
+}
+
+impl OpenedDto {
+    /// From the status after the run and the run's report.
+    pub fn new(status: &Status, report: &IndexReport) -> Self {
+        Self {
+            status: status.into(),
+            files_changed: count(report.files_changed),
+            files_unchanged: count(report.files_unchanged),
+            embedding_incomplete: report.embedding_incomplete,
+        }
+    }
+}
+
+/// A skipped or degraded file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct DiagnosticDto {
+    /// Project-relative path.
+    pub path: String,
+    /// Category (`too_large`, `binary`, ...).
+    pub kind: String,
+    /// Detail.
+    pub message: String,
+}
+
+impl From<&Diagnostic> for DiagnosticDto {
+    fn from(d: &Diagnostic) -> Self {
+        Self {
+            path: d.path.clone(),
+            kind: d.kind.as_str().to_owned(),
+            message: d.message.clone(),
+        }
+    }
+}
+
+/// A row of the model picker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ModelDto {
+    /// Model name (prefix-matched).
+    pub name: String,
+    /// Context window in tokens.
+    pub context_window: u32,
+    /// Default budget in tokens.
+    pub default_budget: u32,
+}
+
+impl From<&loupe_assemble::models::ModelSpec> for ModelDto {
+    fn from(m: &loupe_assemble::models::ModelSpec) -> Self {
+        Self {
+            name: m.name.clone(),
+            context_window: m.context_window,
+            default_budget: m.default_budget,
+        }
+    }
+}
+
+/// Unit of the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetUnit {
+    /// Tokens of the model's tokenizer.
+    Tokens,
+    /// Characters.
+    Chars,
+}
+
+/// Output format of the prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum FormatDto {
+    /// XML documents.
+    Xml,
+    /// Markdown.
+    Markdown,
+    /// JSON.
+    Json,
+}
+
+/// A path weight rule: glob → multiplier (0 hides, 2 doubles).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PathWeightDto {
+    /// Glob over project-relative paths.
+    pub glob: String,
+    /// Multiplier in 0..=2.
+    pub weight: f32,
+}
+
+/// The knobs the UI exposes; everything else keeps [`Knobs::default`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct KnobsDto {
+    /// Model name.
+    pub model: String,
+    /// Budget; `null` uses the model's default.
+    pub budget: Option<u32>,
+    /// Unit of `budget`.
+    pub budget_unit: BudgetUnit,
+    /// Path weight rules; rows with an empty glob are ignored.
+    pub path_weights: Vec<PathWeightDto>,
+    /// Added to primer files' scores.
+    pub primer_boost: f32,
+    /// Automatic items kept at most; `null` keeps all.
+    pub k: Option<u32>,
+    /// Level of detail by score (off: full detail for all).
+    pub lod: bool,
+    /// Output format.
+    pub format: FormatDto,
+}
+
+impl Default for KnobsDto {
+    fn default() -> Self {
+        Knobs::default().into()
+    }
+}
+
+impl From<Knobs> for KnobsDto {
+    fn from(k: Knobs) -> Self {
+        let (budget, budget_unit) = match k.budget {
+            None => (None, BudgetUnit::Tokens),
+            Some(Budget::Tokens(n)) => (Some(n), BudgetUnit::Tokens),
+            Some(Budget::Chars(n)) => (Some(n), BudgetUnit::Chars),
+        };
+        Self {
+            model: k.model,
+            budget,
+            budget_unit,
+            path_weights: k
+                .path_weights
+                .into_iter()
+                .map(|w| PathWeightDto {
+                    glob: w.glob,
+                    weight: w.weight,
+                })
+                .collect(),
+            primer_boost: k.primer_boost,
+            k: k.k.map(|k| u32::try_from(k).unwrap_or(u32::MAX)),
+            lod: k.lod,
+            format: match k.format {
+                loupe_assemble::render::Format::Xml => FormatDto::Xml,
+                loupe_assemble::render::Format::Markdown => FormatDto::Markdown,
+                loupe_assemble::render::Format::Json => FormatDto::Json,
+            },
+        }
+    }
+}
+
+impl From<KnobsDto> for Knobs {
+    fn from(d: KnobsDto) -> Self {
+        use loupe_assemble::render::Format;
+        Knobs {
+            model: d.model,
+            budget: d.budget.map(|n| match d.budget_unit {
+                BudgetUnit::Tokens => Budget::Tokens(n),
+                BudgetUnit::Chars => Budget::Chars(n),
+            }),
+            path_weights: d
+                .path_weights
+                .into_iter()
+                .filter(|w| !w.glob.trim().is_empty())
+                .map(|w| loupe_assemble::rank::PathWeight {
+                    glob: w.glob.trim().to_owned(),
+                    weight: w.weight.clamp(0.0, 2.0),
+                })
+                .collect(),
+            primer_boost: d.primer_boost,
+            k: d.k.map(|k| k as usize),
+            lod: d.lod,
+            format: match d.format {
+                FormatDto::Xml => Format::Xml,
+                FormatDto::Markdown => Format::Markdown,
+                FormatDto::Json => Format::Json,
+            },
+            ..Knobs::default()
+        }
+    }
+}
+
+/// A row's final score and the factors it is made of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ScoreDto {
+    /// The score used for ordering (0..=1).
+    pub score: f32,
+    /// Relevance from BM25.
+    pub lexical: f32,
+    /// Relevance from vectors.
+    pub vector: f32,
+    /// Relevance from symbol names.
+    pub symbol: f32,
+    /// Relevance from the symbol graph.
+    pub graph: f32,
+    /// Relevance from question terms in the path.
+    pub path_terms: f32,
+    /// Primer boost.
+    pub primer: f32,
+    /// Recency boost.
+    pub recency: f32,
+    /// Role × intent × path weight.
+    pub multiplier: f32,
+    /// The path weight alone.
+    pub path_weight: f32,
+    /// The glob that set the path weight.
+    pub path_rule: Option<String>,
+    /// Pinned by the user.
+    pub pinned: bool,
+}
+
+impl From<&loupe_assemble::rank::ScoreBreakdown> for ScoreDto {
+    fn from(s: &loupe_assemble::rank::ScoreBreakdown) -> Self {
+        Self {
+            score: s.score,
+            lexical: s.lexical,
+            vector: s.vector,
+            symbol: s.symbol,
+            graph: s.graph,
+            path_terms: s.path_terms,
+            primer: s.primer_boost,
+            recency: s.recency_boost,
+            multiplier: s.role_weight * s.intent_multiplier * s.path_weight,
+            path_weight: s.path_weight,
+            path_rule: s.path_rule.clone(),
+            pinned: s.pinned,
+        }
+    }
+}
+
+/// What happened to a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum RowStatus {
+    /// In the prompt at its default level of detail.
+    Included,
+    /// In the prompt, coarser than wanted because of the budget.
+    Degraded,
+    /// Not in the prompt.
+    Dropped,
+    /// Not in the prompt because a path weight of 0 hides it (the table
+    /// leaves these out unless asked).
+    Hidden,
+}
+
+/// One candidate in the chunk table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct RowDto {
+    /// Chunk id (stable within an index generation).
+    #[cfg_attr(test, ts(type = "number"))]
+    pub id: i64,
+    /// 1-based rank by final score.
+    pub rank: u32,
+    /// Project-relative path.
+    pub path: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// The symbol the chunk defines, if any.
+    pub symbol: Option<String>,
+    /// Prompt section.
+    pub section: String,
+    /// Final score and its factors.
+    pub score: ScoreDto,
+    /// Level of detail rendered at (if included).
+    pub lod: Option<u8>,
+    /// Size in the budget's unit (0 if dropped).
+    pub tokens: u32,
+    /// Included, degraded, dropped or hidden.
+    pub status: RowStatus,
+    /// Why it was degraded, dropped or hidden.
+    pub reason: Option<String>,
+}
+
+/// Why an item was dropped, in words.
+fn drop_reason(reason: &DropReason) -> String {
+    match reason {
+        DropReason::OverBudget { needed } => format!("over budget (needs {needed})"),
+        DropReason::PinnedOverBudget { over_by } => {
+            format!("pinned items exceed the budget by {over_by}")
+        }
+        DropReason::BelowMinScore => "below the minimum score".into(),
+        DropReason::Duplicate { of } => format!("duplicate of #{of}"),
+        DropReason::HiddenByPathWeight { glob } => format!("hidden by path weight {glob}"),
+        DropReason::Diversity => "less diverse than kept items".into(),
+        DropReason::BeyondK => "ranked below k".into(),
+    }
+}
+
+/// A section's share of the prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SectionDto {
+    /// Section name (`instructions`, `retrieved_code`, ...).
+    pub section: String,
+    /// Size in the budget's unit.
+    pub size: u32,
+}
+
+/// The budget account and the truncation report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ReportDto {
+    /// The model row used.
+    pub model: String,
+    /// `tokens` or `chars`.
+    pub unit: String,
+    /// The budget asked for.
+    pub budget: u32,
+    /// What the prompt may use.
+    pub usable: u32,
+    /// What the prompt uses.
+    pub used: u32,
+    /// Something was degraded, dropped for budget, or trimmed.
+    pub was_truncated: bool,
+    /// Candidates not in the prompt.
+    pub dropped_count: u32,
+    /// Size the over-budget drops would need at their smallest.
+    pub dropped_size: u32,
+    /// Per-section sizes.
+    pub sections: Vec<SectionDto>,
+    /// The detected question type.
+    pub question_type: String,
+    /// The detected intent.
+    pub intent: String,
+    /// Matched categories, best first.
+    pub categories: Vec<String>,
+    /// Warnings to show.
+    pub warnings: Vec<String>,
+    /// Redactions and sanitizations applied.
+    pub redactions: u32,
+}
+
+impl From<&loupe_assemble::Report> for ReportDto {
+    fn from(r: &loupe_assemble::Report) -> Self {
+        Self {
+            model: r.model.clone(),
+            unit: r.unit.clone(),
+            budget: r.budget,
+            usable: r.usable,
+            used: r.used,
+            was_truncated: r.was_truncated,
+            dropped_count: r.dropped_count,
+            dropped_size: r.dropped_size,
+            sections: r
+                .sections
+                .iter()
+                .map(|s| SectionDto {
+                    section: serde_name(&s.section),
+                    size: s.size,
+                })
+                .collect(),
+            question_type: serde_name(&r.classification.question_type),
+            intent: serde_name(&r.classification.intent),
+            categories: r
+                .classification
+                .categories
+                .iter()
+                .map(|c| serde_name(&c.category))
+                .collect(),
+            warnings: r.warnings.clone(),
+            redactions: count(r.redactions.len() as u64),
+        }
+    }
+}
+
+/// The result of `assemble`: the table, the report and the prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct AssemblyDto {
+    /// One row per candidate, best score first.
+    pub rows: Vec<RowDto>,
+    /// Budget and truncation report.
+    pub report: ReportDto,
+    /// The prompt exactly as it will be copied.
+    pub prompt: String,
+}
+
+impl AssemblyDto {
+    /// From an assembly and the candidates it was made from (same order:
+    /// `assembly.items[i]` is `candidates[i]`).
+    pub fn new(assembly: &Assembly, candidates: &[Candidate]) -> Self {
+        let mut rows: Vec<RowDto> = assembly
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let (status, reason) = match &item.status {
+                    ItemStatus::Included => (RowStatus::Included, None),
+                    ItemStatus::Degraded { wanted } => (
+                        RowStatus::Degraded,
+                        Some(format!("degraded from LOD {wanted} to fit the budget")),
+                    ),
+                    ItemStatus::Dropped(r @ DropReason::HiddenByPathWeight { .. }) => {
+                        (RowStatus::Hidden, Some(drop_reason(r)))
+                    }
+                    ItemStatus::Dropped(r) => (RowStatus::Dropped, Some(drop_reason(r))),
+                };
+                RowDto {
+                    id: item.id,
+                    rank: 0,
+                    path: item.path.clone(),
+                    start_line: item.start_line,
+                    end_line: item.end_line,
+                    symbol: candidates.get(i).and_then(|c| c.chunk.symbol.clone()),
+                    section: serde_name(&item.section),
+                    score: (&item.score).into(),
+                    lod: item.lod,
+                    tokens: item.size,
+                    status,
+                    reason,
+                }
+            })
+            .collect();
+        // Best first; ties keep retrieval order (the sort is stable).
+        rows.sort_by(|a, b| b.score.score.total_cmp(&a.score.score));
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.rank = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        }
+        Self {
+            rows,
+            report: (&assembly.report).into(),
+            prompt: assembly.prompt.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ts_rs::TS;
+
+    /// Where the generated declarations live, relative to the repository root.
+    const GENERATED: &str = "ui/src/lib/generated/dto.ts";
+
+    /// Every DTO's TypeScript declaration, in dependency order, as one file.
+    fn declarations() -> String {
+        let cfg = ts_rs::Config::new();
+        let decls = [
+            ErrorCode::decl(&cfg),
+            ErrorDto::decl(&cfg),
+            IndexEvent::decl(&cfg),
+            StatusDto::decl(&cfg),
+            OpenedDto::decl(&cfg),
+            DiagnosticDto::decl(&cfg),
+            ModelDto::decl(&cfg),
+            BudgetUnit::decl(&cfg),
+            FormatDto::decl(&cfg),
+            PathWeightDto::decl(&cfg),
+            KnobsDto::decl(&cfg),
+            ScoreDto::decl(&cfg),
+            RowStatus::decl(&cfg),
+            RowDto::decl(&cfg),
+            SectionDto::decl(&cfg),
+            ReportDto::decl(&cfg),
+            AssemblyDto::decl(&cfg),
+        ];
+        let mut out =
+            String::from("// Generated from src-tauri/src/dto.rs by `make types`. Do not edit.\n");
+        for d in decls {
+            out.push('\n');
+            out.push_str("export ");
+            out.push_str(&d);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The checked-in TS types match the Rust DTOs. `LOUPE_UPDATE_TYPES=1`
+    /// (what `make types` sets) rewrites them instead.
+    #[test]
+    fn generated_typescript_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GENERATED);
+        let want = declarations();
+        if std::env::var_os("LOUPE_UPDATE_TYPES").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{GENERATED} is out of date: run `make types` and commit the result"
+        );
+    }
+
+    #[test]
+    fn knobs_round_trip_through_the_dto_with_defaults_elsewhere() {
+        let dto = KnobsDto {
+            path_weights: vec![
+                PathWeightDto {
+                    glob: " tests/** ".into(),
+                    weight: 0.0,
+                },
+                PathWeightDto {
+                    glob: "".into(),
+                    weight: 2.0,
+                },
+                PathWeightDto {
+                    glob: "src/**".into(),
+                    weight: 7.0,
+                },
+            ],
+            budget: Some(900),
+            budget_unit: BudgetUnit::Chars,
+            ..KnobsDto::default()
+        };
+        let knobs: Knobs = dto.into();
+        assert_eq!(knobs.budget, Some(Budget::Chars(900)));
+        let rules: Vec<(&str, f32)> = knobs
+            .path_weights
+            .iter()
+            .map(|w| (w.glob.as_str(), w.weight))
+            .collect();
+        assert_eq!(rules, [("tests/**", 0.0), ("src/**", 2.0)]);
+        assert_eq!(knobs.primers, Knobs::default().primers);
+    }
+
+    #[test]
+    fn engine_errors_map_to_codes() {
+        let e: ErrorDto = loupe_engine::Error::Cancelled.into();
+        assert_eq!(e.code, ErrorCode::Cancelled);
+        let e: ErrorDto = loupe_engine::Error::Request("the question is empty".into()).into();
+        assert_eq!(e.code, ErrorCode::BadRequest);
+        assert_eq!(e.message, "the question is empty");
+    }
+}

@@ -1,0 +1,65 @@
+//! Loupe's desktop app: the Tauri shell over `loupe-engine` and
+//! `loupe-assemble`. The UI (Svelte, in `ui/`) reaches Rust only through the
+//! commands in [`commands`], with the wire types in [`dto`].
+//!
+//! [`build_app`] is generic over the runtime so the commands can be driven by
+//! `tauri::test::mock_builder` in tests; [`run`] adds the plugins and the
+//! real context and starts the window.
+//!
+//! What this crate does **not** do: index, retrieve, rank or render. It holds
+//! open projects and converts between the core types and the DTOs.
+
+pub mod commands;
+pub mod dto;
+pub mod state;
+
+pub use state::AppState;
+
+use loupe_engine::ProjectConfig;
+use loupe_engine::embed::{Embedder, PocketEmbedder};
+use std::sync::Arc;
+use tauri::Runtime;
+
+/// Register the state and every command on `builder`.
+pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::Builder<R> {
+    builder
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![
+            commands::open_project,
+            commands::cancel_index,
+            commands::project_status,
+            commands::diagnostics,
+            commands::models,
+            commands::default_knobs,
+            commands::assemble,
+        ])
+}
+
+/// The project configuration from the environment: `LOUPE_DATA_DIR` (else
+/// the default data root) and `LOUPE_EMBEDDER=none` to turn vectors off
+/// (default: the bundled model, as in the CLI).
+pub fn config_from_env() -> ProjectConfig {
+    let data_root = std::env::var_os("LOUPE_DATA_DIR")
+        .map(Into::into)
+        .unwrap_or_else(loupe_engine::store::default_data_root);
+    let mut config = ProjectConfig::new(data_root);
+    if std::env::var("LOUPE_EMBEDDER").as_deref() != Ok("none") {
+        match PocketEmbedder::new() {
+            Ok(e) => config.embedder = Some(Arc::new(e) as Arc<dyn Embedder>),
+            // Lexical and symbol search still work; say why vectors are off.
+            Err(e) => eprintln!("loupe: bundled embedder unavailable, vectors off: {e}"),
+        }
+    }
+    config
+}
+
+/// Start the app (what `main` calls).
+pub fn run() {
+    let app = build_app(tauri::Builder::default(), AppState::new(config_from_env()))
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_clipboard_manager::init());
+    if let Err(e) = app.run(tauri::generate_context!()) {
+        eprintln!("loupe: the app failed: {e}");
+        std::process::exit(1);
+    }
+}

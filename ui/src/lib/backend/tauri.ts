@@ -1,0 +1,48 @@
+// The real backend: Tauri commands (src-tauri/src/commands.rs) and plugins.
+
+import { Channel, invoke } from '@tauri-apps/api/core';
+import { getCurrentWebview } from '@tauri-apps/api/webview';
+import { open } from '@tauri-apps/plugin-dialog';
+import { writeText } from '@tauri-apps/plugin-clipboard-manager';
+import { BackendError, type Backend, type IndexEvent } from './types';
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    throw BackendError.from(e);
+  }
+}
+
+export const tauriBackend: Backend = {
+  openProject(path, onProgress) {
+    const channel = new Channel<IndexEvent>();
+    channel.onmessage = onProgress;
+    return call('open_project', { path, onProgress: channel });
+  },
+  cancelIndex: (root) => call('cancel_index', { root }),
+  projectStatus: (root) => call('project_status', { root }),
+  diagnostics: (root) => call('diagnostics', { root }),
+  models: () => call('models'),
+  defaultKnobs: () => call('default_knobs'),
+  assemble: (root, question, knobs) => call('assemble', { root, question, knobs }),
+  async pickFolder() {
+    const picked = await open({ directory: true, multiple: false, title: 'Open a project' });
+    return typeof picked === 'string' ? picked : null;
+  },
+  async copy(text) {
+    try {
+      await writeText(text);
+    } catch (e) {
+      throw BackendError.from(e);
+    }
+  },
+  async onFolderDrop(handler) {
+    return getCurrentWebview().onDragDropEvent((event) => {
+      if (event.payload.type === 'drop') {
+        const first = event.payload.paths[0];
+        if (first) handler(first);
+      }
+    });
+  },
+};

@@ -1,0 +1,339 @@
+// Generated from src-tauri/src/dto.rs by `make types`. Do not edit.
+
+export type ErrorCode = "bad_project" | "not_open" | "cancelled" | "bad_request" | "engine";
+
+export type ErrorDto = { 
+/**
+ * Stable code.
+ */
+code: ErrorCode, 
+/**
+ * Human-readable detail, shown as is.
+ */
+message: string, };
+
+export type IndexEvent = { 
+/**
+ * `walk`, `parse`, `commit`, `embed`, `vectors` or `done`.
+ */
+stage: string, 
+/**
+ * Items done in this stage.
+ */
+done: number, 
+/**
+ * Items in this stage, when known.
+ */
+total: number | null, 
+/**
+ * Milliseconds since indexing started (the UI derives an ETA from it).
+ */
+elapsed_ms: number, };
+
+export type StatusDto = { 
+/**
+ * The project folder (canonical); the key for every later command.
+ */
+root: string, 
+/**
+ * Indexed files.
+ */
+files: number, 
+/**
+ * Indexed chunks.
+ */
+chunks: number, 
+/**
+ * Catalog generation (changes when the index changes).
+ */
+generation: number, 
+/**
+ * Whether every chunk has a vector.
+ */
+vectors_ready: boolean, 
+/**
+ * Skipped or degraded files in the last run.
+ */
+diagnostics: number, 
+/**
+ * What opening had to repair.
+ */
+recovered: Array<string>, };
+
+export type OpenedDto = { 
+/**
+ * The index after the run.
+ */
+status: StatusDto, 
+/**
+ * Files (re)chunked in this run.
+ */
+files_changed: number, 
+/**
+ * Files unchanged since the last run.
+ */
+files_unchanged: number, 
+/**
+ * Whether embedding stopped early (lexical search is complete).
+ */
+embedding_incomplete: boolean, };
+
+export type DiagnosticDto = { 
+/**
+ * Project-relative path.
+ */
+path: string, 
+/**
+ * Category (`too_large`, `binary`, ...).
+ */
+kind: string, 
+/**
+ * Detail.
+ */
+message: string, };
+
+export type ModelDto = { 
+/**
+ * Model name (prefix-matched).
+ */
+name: string, 
+/**
+ * Context window in tokens.
+ */
+context_window: number, 
+/**
+ * Default budget in tokens.
+ */
+default_budget: number, };
+
+export type BudgetUnit = "tokens" | "chars";
+
+export type FormatDto = "xml" | "markdown" | "json";
+
+export type PathWeightDto = { 
+/**
+ * Glob over project-relative paths.
+ */
+glob: string, 
+/**
+ * Multiplier in 0..=2.
+ */
+weight: number, };
+
+export type KnobsDto = { 
+/**
+ * Model name.
+ */
+model: string, 
+/**
+ * Budget; `null` uses the model's default.
+ */
+budget: number | null, 
+/**
+ * Unit of `budget`.
+ */
+budget_unit: BudgetUnit, 
+/**
+ * Path weight rules; rows with an empty glob are ignored.
+ */
+path_weights: Array<PathWeightDto>, 
+/**
+ * Added to primer files' scores.
+ */
+primer_boost: number, 
+/**
+ * Automatic items kept at most; `null` keeps all.
+ */
+k: number | null, 
+/**
+ * Level of detail by score (off: full detail for all).
+ */
+lod: boolean, 
+/**
+ * Output format.
+ */
+format: FormatDto, };
+
+export type ScoreDto = { 
+/**
+ * The score used for ordering (0..=1).
+ */
+score: number, 
+/**
+ * Relevance from BM25.
+ */
+lexical: number, 
+/**
+ * Relevance from vectors.
+ */
+vector: number, 
+/**
+ * Relevance from symbol names.
+ */
+symbol: number, 
+/**
+ * Relevance from the symbol graph.
+ */
+graph: number, 
+/**
+ * Relevance from question terms in the path.
+ */
+path_terms: number, 
+/**
+ * Primer boost.
+ */
+primer: number, 
+/**
+ * Recency boost.
+ */
+recency: number, 
+/**
+ * Role × intent × path weight.
+ */
+multiplier: number, 
+/**
+ * The path weight alone.
+ */
+path_weight: number, 
+/**
+ * The glob that set the path weight.
+ */
+path_rule: string | null, 
+/**
+ * Pinned by the user.
+ */
+pinned: boolean, };
+
+export type RowStatus = "included" | "degraded" | "dropped" | "hidden";
+
+export type RowDto = { 
+/**
+ * Chunk id (stable within an index generation).
+ */
+id: number, 
+/**
+ * 1-based rank by final score.
+ */
+rank: number, 
+/**
+ * Project-relative path.
+ */
+path: string, 
+/**
+ * First line.
+ */
+start_line: number, 
+/**
+ * Last line.
+ */
+end_line: number, 
+/**
+ * The symbol the chunk defines, if any.
+ */
+symbol: string | null, 
+/**
+ * Prompt section.
+ */
+section: string, 
+/**
+ * Final score and its factors.
+ */
+score: ScoreDto, 
+/**
+ * Level of detail rendered at (if included).
+ */
+lod: number | null, 
+/**
+ * Size in the budget's unit (0 if dropped).
+ */
+tokens: number, 
+/**
+ * Included, degraded, dropped or hidden.
+ */
+status: RowStatus, 
+/**
+ * Why it was degraded, dropped or hidden.
+ */
+reason: string | null, };
+
+export type SectionDto = { 
+/**
+ * Section name (`instructions`, `retrieved_code`, ...).
+ */
+section: string, 
+/**
+ * Size in the budget's unit.
+ */
+size: number, };
+
+export type ReportDto = { 
+/**
+ * The model row used.
+ */
+model: string, 
+/**
+ * `tokens` or `chars`.
+ */
+unit: string, 
+/**
+ * The budget asked for.
+ */
+budget: number, 
+/**
+ * What the prompt may use.
+ */
+usable: number, 
+/**
+ * What the prompt uses.
+ */
+used: number, 
+/**
+ * Something was degraded, dropped for budget, or trimmed.
+ */
+was_truncated: boolean, 
+/**
+ * Candidates not in the prompt.
+ */
+dropped_count: number, 
+/**
+ * Size the over-budget drops would need at their smallest.
+ */
+dropped_size: number, 
+/**
+ * Per-section sizes.
+ */
+sections: Array<SectionDto>, 
+/**
+ * The detected question type.
+ */
+question_type: string, 
+/**
+ * The detected intent.
+ */
+intent: string, 
+/**
+ * Matched categories, best first.
+ */
+categories: Array<string>, 
+/**
+ * Warnings to show.
+ */
+warnings: Array<string>, 
+/**
+ * Redactions and sanitizations applied.
+ */
+redactions: number, };
+
+export type AssemblyDto = { 
+/**
+ * One row per candidate, best score first.
+ */
+rows: Array<RowDto>, 
+/**
+ * Budget and truncation report.
+ */
+report: ReportDto, 
+/**
+ * The prompt exactly as it will be copied.
+ */
+prompt: string, };

@@ -1,0 +1,143 @@
+// The real app end to end: the debug binary built with
+// `--features tauri/custom-protocol` (so it serves ui/dist, TAURI-NOTES.md
+// pitfall 1), driven through tauri-driver + WebKitWebDriver by WebdriverIO,
+// under Xvfb (`make e2e`). Selectors are data-testids; assertions are on the
+// DOM, screenshots are only for the README.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { remote } from 'webdriverio';
+
+const REPO = resolve(import.meta.dirname, '../../..');
+const APP = process.env.LOUPE_APP ?? join(REPO, 'target/e2e/loupe-app');
+const FIXTURE = join(REPO, 'tests/fixtures/polyglot');
+const SHOTS = process.env.LOUPE_SCREENSHOTS; // folder to write screenshots to, if set
+const DRIVER_PORT = 4444;
+/** Indexing plus a cold embedder load in a debug build can take a while on 2 cores. */
+const INDEX_TIMEOUT_MS = 120_000;
+const UI_TIMEOUT_MS = 20_000;
+
+/** @type {import('node:child_process').ChildProcess} */
+let driver;
+/** @type {WebdriverIO.Browser} */
+let browser;
+let work = '';
+let project = '';
+
+async function waitForDriver() {
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(`http://127.0.0.1:${DRIVER_PORT}/status`);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error('tauri-driver did not start');
+}
+
+before(async () => {
+  // Each run gets its own copy of the fixture and its own data root.
+  work = mkdtempSync(join(tmpdir(), 'loupe-e2e-'));
+  project = join(work, 'polyglot');
+  cpSync(FIXTURE, project, { recursive: true });
+  mkdirSync(join(work, 'data'));
+  driver = spawn('tauri-driver', ['--port', String(DRIVER_PORT)], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, LOUPE_DATA_DIR: join(work, 'data') },
+  });
+  await waitForDriver();
+  browser = await remote({
+    hostname: '127.0.0.1',
+    port: DRIVER_PORT,
+    logLevel: 'warn',
+    capabilities: {
+      // @ts-expect-error tauri-driver's own capabilities
+      browserName: 'wry',
+      'wdio:enforceWebDriverClassic': true,
+      'tauri:options': { application: APP },
+    },
+  });
+});
+
+after(async () => {
+  await browser?.deleteSession().catch(() => {});
+  driver?.kill();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const byId = (id) => browser.$(`[data-testid="${id}"]`);
+
+/** Set an input's value the way a user would, then fire `event`. */
+async function setInput(id, value, event = 'input') {
+  await browser.execute(
+    (sel, v, ev) => {
+      const el = /** @type {HTMLInputElement} */ (document.querySelector(sel));
+      el.value = v;
+      el.dispatchEvent(new Event(ev, { bubbles: true }));
+    },
+    `[data-testid="${id}"]`,
+    String(value),
+    event,
+  );
+}
+
+const rowPaths = () =>
+  browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="chunk-row"]')].map((r) => r.getAttribute('data-path') ?? ''),
+  );
+
+/** WebKit paints after the DOM settles; the X screen lags it (TAURI-NOTES.md pitfall 9). */
+const PAINT_SETTLE_MS = 1500;
+
+async function screenshot(name) {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await new Promise((r) => setTimeout(r, PAINT_SETTLE_MS));
+  execFileSync('import', ['-window', 'root', join(SHOTS, name)]);
+}
+
+test('open a project, ask, hide a folder with weight 0, lower the budget', async () => {
+  await byId('empty-state').waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+
+  // Open by typing the path (the same command the picker and a drop call).
+  await (await byId('path-input')).setValue(project);
+  await (await byId('open-button')).click();
+  const files = await byId('status-files');
+  await files.waitForDisplayed({ timeout: INDEX_TIMEOUT_MS });
+  const fileCount = Number((await files.getText()).split(' ')[0]);
+  assert.ok(fileCount >= 10, `indexed ${fileCount} files`);
+
+  // Ask: rows appear with the real engine's ranking.
+  await (await byId('question-input')).setValue('how does the ring buffer push and pop work?');
+  await browser.waitUntil(async () => (await rowPaths()).length > 0, { timeout: UI_TIMEOUT_MS, timeoutMsg: 'no rows' });
+  const paths = await rowPaths();
+  assert.ok(paths.some((p) => p.startsWith('lib/ring')), `ring files ranked: ${paths}`);
+  const prompt = await byId('prompt-preview');
+  assert.match(await prompt.getText(), /lib\/ring/);
+  await screenshot('app-main.png');
+
+  // A path weight of 0 on lib/** takes those rows out of the table and the prompt.
+  await (await byId('weight-add')).click();
+  await setInput('weight-glob-0', 'lib/**');
+  await setInput('weight-value-0', '0');
+  await browser.waitUntil(async () => !(await rowPaths()).some((p) => p.startsWith('lib/')), {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: `lib/ rows still shown: ${await rowPaths()}`,
+  });
+  assert.doesNotMatch(await (await byId('prompt-preview')).getText(), /lib\/ring/);
+
+  // Remove the rule, then lower the budget: more is dropped and the report says so.
+  await (await byId('weight-remove-0')).click();
+  await browser.waitUntil(async () => (await rowPaths()).some((p) => p.startsWith('lib/')), { timeout: UI_TIMEOUT_MS });
+  const droppedBefore = Number(await (await byId('dropped-count')).getText());
+  await setInput('budget-input', '150', 'change');
+  await (await browser.$('[data-testid="truncation"][data-truncated="true"]')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  const droppedAfter = Number(await (await byId('dropped-count')).getText());
+  assert.ok(droppedAfter > droppedBefore, `dropped ${droppedBefore} → ${droppedAfter}`);
+  await screenshot('app-truncated.png');
+});
