@@ -79,6 +79,18 @@ fn header_line(chunk: &Chunk) -> Option<String> {
 
 /// Builds the block for an item at a level.
 fn make_block(p: &Prepared, candidates: &[Candidate], scores: &[ScoreBreakdown], lod: u8) -> Block {
+    let mut b = make_header(p, candidates, scores, lod);
+    b.content = compress::render(&p.chunk, lod, p.options);
+    b
+}
+
+/// A block without its content.
+fn make_header(
+    p: &Prepared,
+    candidates: &[Candidate],
+    scores: &[ScoreBreakdown],
+    lod: u8,
+) -> Block {
     let c = &candidates[p.index].chunk;
     Block {
         path: c.path.clone(),
@@ -88,12 +100,57 @@ fn make_block(p: &Prepared, candidates: &[Candidate], scores: &[ScoreBreakdown],
         lod,
         score: scores[p.index].score,
         context: if lod <= 3 { p.context.clone() } else { None },
-        content: compress::render(&p.chunk, lod, p.options),
+        content: String::new(),
+    }
+}
+
+/// What a chunk body's size depends on: its content, the level of detail,
+/// how it was rendered and guarded, and the unit it is measured in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SizeKey {
+    hash: String,
+    len: usize,
+    lod: u8,
+    skip_imports: bool,
+    sanitize: bool,
+    redact: bool,
+    measure: Measure,
+}
+
+/// Sizes of rendered chunk bodies, kept across [`assemble_with`] calls.
+///
+/// A memo, not state: an assembly is byte-for-byte the same with a fresh
+/// cache or a warm one. Keep one per question (the app keeps it while the
+/// user moves sliders); re-measuring every body at every level of detail
+/// dominated a knob change on real candidates.
+#[derive(Debug, Default)]
+pub struct SizeCache {
+    sizes: HashMap<SizeKey, u32>,
+}
+
+impl SizeCache {
+    /// Bodies measured so far.
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Whether nothing was measured yet.
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
     }
 }
 
 /// Assembles the prompt for `request` from `candidates`. Pure and total.
 pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly {
+    assemble_with(candidates, request, &mut SizeCache::default())
+}
+
+/// [`assemble`] reusing body sizes measured by earlier calls.
+pub fn assemble_with(
+    candidates: &[Candidate],
+    request: &AssembleRequest,
+    sizes: &mut SizeCache,
+) -> Assembly {
     let knobs = &request.knobs;
     let mut warnings: Vec<String> = Vec::new();
     let mut redactions: Vec<Redaction> = Vec::new();
@@ -316,9 +373,27 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
     let mut cache: HashMap<(usize, u8), u32> = HashMap::new();
     let mut cost = |n: usize, lod: u8| -> u32 {
         *cache.entry((n, lod)).or_insert_with(|| {
-            let b = make_block(&prepared[n], candidates, &scores, lod);
-            // +1 for the separator the next block may merge with.
-            measure.size(&render::block(&b, n + 1, format, knobs.toggles)) as u32 + 1
+            let p = &prepared[n];
+            // Header (path, index, score, context) and body are measured
+            // apart: the body's size survives re-ranking, the header's not.
+            let mut head = make_header(p, candidates, &scores, lod);
+            head.content = String::new();
+            let header = measure.size(&render::block(&head, n + 1, format, knobs.toggles)) as u32;
+            let key = SizeKey {
+                hash: p.chunk.hash.clone(),
+                len: p.chunk.text.len(),
+                lod,
+                skip_imports: p.options.skip_imports,
+                sanitize: knobs.sanitize,
+                redact: knobs.redact_secrets,
+                measure,
+            };
+            let body = *sizes.sizes.entry(key).or_insert_with(|| {
+                measure.size(&compress::render(&p.chunk, lod, p.options)) as u32
+            });
+            // +1 for the separator the next block may merge with; the
+            // measured prompt is checked again after layout (repacks below).
+            header + body + 1
         })
     };
     let mut available = usable.saturating_sub(fixed);

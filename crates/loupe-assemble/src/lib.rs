@@ -66,7 +66,9 @@ pub mod render;
 pub mod report;
 pub mod tokens;
 
-pub use assemble::{AssembleRequest, Assembly, Budget, ItemRow, Knobs, Report, assemble};
+pub use assemble::{
+    AssembleRequest, Assembly, Budget, ItemRow, Knobs, Report, SizeCache, assemble, assemble_with,
+};
 pub use error::{Error, Result};
 pub use model::{
     Candidate, Chunk, ChunkId, ChunkKind, Outline, OutlineSpan, Role, Signals, SpanKind,

@@ -69,18 +69,26 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
         };
         let _ = project.assemble(q, knobs).await?;
         full.push(t.elapsed());
-        // A knob change re-runs only the pure assembly over the same candidates.
-        let request = loupe_assemble::AssembleRequest {
+        // A knob change re-runs only the pure assembly over the same
+        // candidates, reusing the body sizes the first assembly measured.
+        let mut sizes = loupe_assemble::SizeCache::default();
+        let at = |budget| loupe_assemble::AssembleRequest {
             question: q.clone(),
             knobs: Knobs {
-                budget: Some(Budget::Tokens(12000)),
+                budget: Some(Budget::Tokens(budget)),
                 now: 1,
                 ..Knobs::default()
             },
             ..Default::default()
         };
+        let _ = loupe_assemble::assemble_with(&candidates, &at(8000), &mut sizes);
+        let request = at(12000);
         let t = Instant::now();
-        std::hint::black_box(loupe_assemble::assemble(&candidates, &request));
+        std::hint::black_box(loupe_assemble::assemble_with(
+            &candidates,
+            &request,
+            &mut sizes,
+        ));
         knob.push(t.elapsed());
     }
     candidates_seen.sort_unstable();

@@ -197,3 +197,27 @@ fn chars_budget_is_kept_in_chars() {
     assert!(a.prompt.chars().count() as u32 <= 1200);
     assert_eq!(a.report.used, a.prompt.chars().count() as u32);
 }
+
+#[test]
+fn a_warm_size_cache_changes_nothing() {
+    let candidates = project();
+    let mut cache = loupe_assemble::SizeCache::default();
+    for (budget, weight) in [(4000, 1.0), (300, 1.0), (900, 0.0), (900, 2.0), (4000, 1.0)] {
+        let knobs = Knobs {
+            budget: Some(loupe_assemble::Budget::Tokens(budget)),
+            path_weights: vec![loupe_assemble::rank::PathWeight {
+                glob: "src/**".into(),
+                weight,
+            }],
+            ..Knobs::default()
+        };
+        let req = request("how does packing work?", knobs);
+        let warm = loupe_assemble::assemble_with(&candidates, &req, &mut cache);
+        assert_eq!(
+            warm,
+            assemble(&candidates, &req),
+            "budget {budget}, weight {weight}"
+        );
+    }
+    assert!(!cache.is_empty());
+}
