@@ -168,7 +168,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
     let budget_keys: Vec<String> = args.budgets.iter().map(u32::to_string).collect();
 
     let mut variants = vec![Variant {
-        done: answered(&out, &budget_keys)?,
+        done: answered(&out, &budget_keys, &ablations)?,
         ablations: ablations.clone(),
         out: out.clone(),
         file: None,
@@ -180,7 +180,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
         let combined = Ablations::parse(&[ablations.names().join(","), names.join(",")])?;
         let path = sibling(&out, &format!(".no-{}.jsonl", names.join("-")));
         variants.push(Variant {
-            done: answered(&path, &budget_keys)?,
+            done: answered(&path, &budget_keys, &combined)?,
             ablations: combined,
             out: path,
             file: None,
@@ -237,8 +237,10 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
     Ok(())
 }
 
-/// Ids in `out` answered without error at every requested budget.
-fn answered(out: &Path, budgets: &[String]) -> Result<HashSet<String>> {
+/// Ids in `out` answered without error at every requested budget, with
+/// the same ablations (a line from another configuration is run again).
+fn answered(out: &Path, budgets: &[String], ablations: &Ablations) -> Result<HashSet<String>> {
+    let names: Vec<serde_json::Value> = ablations.names().into_iter().map(Into::into).collect();
     if !out.exists() {
         return Ok(HashSet::new());
     }
@@ -249,6 +251,7 @@ fn answered(out: &Path, budgets: &[String]) -> Result<HashSet<String>> {
     Ok(raw
         .into_iter()
         .filter(|(_, v)| v.get("error").is_none_or(|e| e.is_null()))
+        .filter(|(_, v)| v.get("ablate").and_then(|a| a.as_array()) == Some(&names))
         .filter(|(_, v)| {
             budgets
                 .iter()
