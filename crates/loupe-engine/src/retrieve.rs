@@ -355,12 +355,11 @@ impl Project {
             }
         }
         for sym in &query.pinned_symbols {
+            // `@name` that names no symbol is most often a person in a pasted
+            // issue (`@octocat`), not a typo: it pins nothing, and
+            // `Project::assemble` reports it. A path mention that names no
+            // file stays an error above.
             let ids = symbols.exact(sym);
-            if ids.is_empty() {
-                return Err(Error::Request(format!(
-                    "@{sym}: no indexed symbol has that name"
-                )));
-            }
             for &id in ids {
                 g.get(id).pinned = true;
             }
@@ -455,9 +454,19 @@ impl Project {
             knobs,
             ..Default::default()
         };
-        Ok(tokio::task::block_in_place(|| {
-            loupe_assemble::assemble(&candidates, &request)
-        }))
+        let mut assembly =
+            tokio::task::block_in_place(|| loupe_assemble::assemble(&candidates, &request));
+        let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
+        for sym in query
+            .pinned_symbols
+            .iter()
+            .filter(|s| symbols.exact(s).is_empty())
+        {
+            assembly.report.warnings.push(format!(
+                "@{sym} names no indexed file or symbol: nothing pinned"
+            ));
+        }
+        Ok(assembly)
     }
 }
 

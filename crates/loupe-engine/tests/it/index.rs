@@ -387,6 +387,24 @@ async fn pins_mentions_and_graph_neighbours() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("no indexed file"), "{e}");
+    // A handle in a pasted issue is not a typo'd pin: it pins nothing and
+    // the assembly says so.
+    let found = p
+        .retrieve(&RetrieveQuery::from_question(
+            "@octocat says pack_items overflows",
+        ))
+        .await
+        .unwrap();
+    assert!(found.iter().all(|c| !c.signals.pinned));
+    let a = p
+        .assemble("@octocat says pack_items overflows", Default::default())
+        .await
+        .unwrap();
+    assert!(
+        a.report.warnings.iter().any(|w| w.contains("@octocat")),
+        "{:?}",
+        a.report.warnings
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
