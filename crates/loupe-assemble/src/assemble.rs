@@ -36,6 +36,25 @@ fn measure_tokens(encoding: tokens::Encoding, text: &str) -> u32 {
     tokens::count(encoding, text) as u32
 }
 
+/// Budget (in tokens) per automatic item when the user sets no k. Chosen by
+/// `loupe eval` over all dev sets (EVAL.md): 200 beat 300 and no cap at 13k
+/// (line recall 22–25% → 56% on the Rust sets) while keeping all-gold-packed
+/// at 27k within ~3 points of no cap. A 13k budget admits 65 items, 27k 135.
+pub const TOKENS_PER_AUTO_ITEM: u32 = 200;
+/// Characters per token for [`auto_k`] under a character budget (the
+/// seed's 4 characters per token of code).
+const AUTO_K_CHARS_PER_TOKEN: u32 = 4;
+
+/// How many automatic items a budget of `usable` admits when the user set
+/// no k; never fewer than SourcePrep's 20.
+pub fn auto_k(usable: u32, measure: Measure) -> usize {
+    let tokens = match measure {
+        Measure::Tokens(_) => usable,
+        Measure::Chars => usable / AUTO_K_CHARS_PER_TOKEN,
+    };
+    ((tokens / TOKENS_PER_AUTO_ITEM) as usize).max(crate::knobs::SOURCEPREP_K)
+}
+
 /// The default level of detail for a score relative to the top automatic score.
 pub fn lod_for(score: f32, top: f32) -> u8 {
     let relative = if top > 0.0 { score / top } else { 0.0 };
@@ -240,7 +259,11 @@ pub fn assemble_with(
         .sort_by(|&a, &b| rank::order((&candidates[a], &scores[a]), (&candidates[b], &scores[b])));
     let (unique, dups) = pack::dedupe(&visible, candidates);
     let select = SelectConfig {
-        k: knobs.k,
+        // No k from the user: as many automatic items as the budget can
+        // show in some detail. Without any cap, hundreds of one-line
+        // summaries of weak candidates took a 13k budget from the bodies of
+        // the best ones (EVAL.md, finding 4).
+        k: knobs.k.or(Some(auto_k(usable, measure))),
         min_score: knobs.min_score,
         diversity: knobs.diversity,
     };
