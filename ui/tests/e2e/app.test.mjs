@@ -91,6 +91,20 @@ const rowPaths = () =>
     [...document.querySelectorAll('[data-testid="chunk-row"]')].map((r) => r.getAttribute('data-path') ?? ''),
   );
 
+/** The X clipboard's text, read with GTK (Debian's python3 has `gi`; TAURI-NOTES.md pitfall 8). */
+function readClipboard() {
+  const script = [
+    'import sys, gi',
+    "gi.require_version('Gtk', '3.0')",
+    'from gi.repository import Gtk, Gdk',
+    'sys.stdout.write(Gtk.Clipboard.get(Gdk.SELECTION_CLIPBOARD).wait_for_text() or "")',
+  ].join('\n');
+  return execFileSync('/usr/bin/python3', ['-c', script], { encoding: 'utf8', timeout: 10_000 });
+}
+
+/** Wait between the drag source's window appearing and pressing in it. */
+const DRAG_SETTLE_MS = 1500;
+
 /** WebKit paints after the DOM settles; the X screen lags it (TAURI-NOTES.md pitfall 9). */
 const PAINT_SETTLE_MS = 1500;
 
@@ -127,7 +141,7 @@ test('open a project, ask, hide a folder with weight 0, lower the budget', async
   await setInput('weight-value-0', '0');
   await browser.waitUntil(async () => !(await rowPaths()).some((p) => p.startsWith('lib/')), {
     timeout: UI_TIMEOUT_MS,
-    timeoutMsg: `lib/ rows still shown: ${await rowPaths()}`,
+    timeoutMsg: 'lib/ rows still shown',
   });
   assert.doesNotMatch(await (await byId('prompt-preview')).getText(), /lib\/ring/);
 
@@ -140,4 +154,54 @@ test('open a project, ask, hide a folder with weight 0, lower the budget', async
   const droppedAfter = Number(await (await byId('dropped-count')).getText());
   assert.ok(droppedAfter > droppedBefore, `dropped ${droppedBefore} → ${droppedAfter}`);
   await screenshot('app-truncated.png');
+
+  // Copy puts exactly the previewed prompt on the real X clipboard.
+  await (await byId('copy-button')).click();
+  await (await byId('copy-confirm')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  const previewed = await browser.execute(
+    () => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '',
+  );
+  assert.ok(previewed.includes('<question>'), 'the preview holds the prompt');
+  assert.equal(readClipboard(), previewed);
+});
+
+test('dropping a folder on the window opens it (a real X drag and drop)', async () => {
+  const dropped = join(work, 'dropped-project');
+  cpSync(FIXTURE, dropped, { recursive: true });
+  // The source window's corner; no window manager runs, so it stays there,
+  // above the app (mapped later).
+  const [x, y] = [1060, 580];
+  const source = spawn('/usr/bin/python3', [join(import.meta.dirname, 'drag_source.py'), dropped, String(x), String(y)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise((resolveReady, reject) => {
+      source.stdout?.on('data', (d) => String(d).includes('ready') && resolveReady(undefined));
+      source.on('exit', (code) => reject(new Error(`drag source exited with ${code}`)));
+    });
+    // Mapped is not yet painted and ready to start a drag.
+    await new Promise((r) => setTimeout(r, DRAG_SETTLE_MS));
+    // Press in the source, move in steps (GTK needs motion past its drag
+    // threshold, then motion over the target), release over the app.
+    const [sx, sy] = [x + 80, y + 80];
+    execFileSync('xdotool', [
+      'mousemove', String(sx), String(sy), 'sleep', '0.3',
+      'mousedown', '1', 'sleep', '0.2',
+      'mousemove', String(sx - 20), String(sy - 20), 'sleep', '0.2',
+      'mousemove', String(sx - 200), String(sy - 150), 'sleep', '0.2',
+      'mousemove', '600', '400', 'sleep', '0.3',
+      'mousemove', '610', '410', 'sleep', '0.3',
+      'mouseup', '1',
+    ]);
+    await screenshot('app-dropped.png');
+    const root = () => browser.execute(() => document.querySelector('[data-testid="status-root"]')?.textContent);
+    await browser.waitUntil(async () => (await root()) === dropped, {
+      timeout: INDEX_TIMEOUT_MS,
+      timeoutMsg: 'the dropped folder was not opened',
+    });
+    const files = Number((await (await byId('status-files')).getText()).split(' ')[0]);
+    assert.ok(files >= 10, `indexed ${files} files`);
+  } finally {
+    source.kill();
+  }
 });

@@ -126,6 +126,36 @@ test('indexing shows progress, then the status', async () => {
   await p.close();
 });
 
+test('indexing progress is live and Cancel stops it', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/slow');
+  await p.getByTestId('open-button').click();
+  const bar = p.getByTestId('progress-bar');
+  await bar.waitFor();
+  await p.waitForFunction(
+    () => Number(document.querySelector('[data-testid="progress-bar"]')?.getAttribute('aria-valuenow')) >= 10,
+  );
+  const first = Number(await bar.getAttribute('aria-valuenow'));
+  await p.waitForFunction(
+    (n) => Number(document.querySelector('[data-testid="progress-bar"]')?.getAttribute('aria-valuenow')) > n,
+    first,
+  );
+  assert.match(await p.getByTestId('progress-label').innerText(), /Parsing/);
+  await p.getByTestId('cancel-button').click();
+  await p.getByTestId('progress').waitFor({ state: 'detached' });
+  assert.equal(await p.getByTestId('error-banner').getAttribute('data-code'), 'cancelled');
+  await p.getByTestId('empty-state').waitFor();
+  await p.close();
+});
+
+test('Ctrl+K focuses the question box', async () => {
+  const p = await page();
+  await p.getByTestId('path-input').focus();
+  await p.keyboard.press('Control+k');
+  assert.equal(await p.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'question-input');
+  await p.close();
+});
+
 test('2,000 rows are virtualized and the table stays responsive', async () => {
   const p = await page('/mock/many');
   await ask(p);

@@ -6,6 +6,7 @@
 //   …/many     → 2,000 candidates
 //   …/long     → a candidate with a very long path
 //   …/empty    → no candidates
+//   …/slow     → indexing takes ~5 s of progress and can be cancelled
 //   otherwise  → 12 candidates over src/, tests/ and docs/
 // A question containing "fail" makes `assemble` fail with `bad_request`.
 
@@ -196,15 +197,28 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let openRoot = '';
+let cancelRequested = false;
+/** Steps and step time of the slow scenario's parse stage. */
+const SLOW_STEPS = 50;
+const SLOW_STEP_MS = 100;
 
 export const mockBackend: Backend = {
   async openProject(path, onProgress) {
     log('open_project', { path });
     if (path.includes('missing')) throw new BackendError('bad_project', `project path ${path}: does not exist`);
-    const stages: [string, number][] = [['walk', 12], ['parse', 12], ['commit', 1], ['done', 1]];
+    cancelRequested = false;
     const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    if (path.endsWith('/slow')) {
+      for (let done = 0; done <= SLOW_STEPS; done++) {
+        if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
+        onProgress({ stage: 'parse', done, total: SLOW_STEPS, elapsed_ms: elapsed() });
+        await sleep(SLOW_STEP_MS);
+      }
+    }
+    const stages: [string, number][] = [['walk', 12], ['parse', 12], ['commit', 1], ['done', 1]];
     for (const [stage, total] of stages) {
-      onProgress({ stage, done: total, total, elapsed_ms: Math.round(performance.now() - started) });
+      onProgress({ stage, done: total, total, elapsed_ms: elapsed() });
       await sleep(60);
     }
     openRoot = path;
@@ -218,7 +232,8 @@ export const mockBackend: Backend = {
   },
   async cancelIndex(root) {
     log('cancel_index', { root });
-    return false;
+    cancelRequested = true;
+    return true;
   },
   async projectStatus(root) {
     log('project_status', { root });
