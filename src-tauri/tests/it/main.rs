@@ -111,7 +111,8 @@ fn errors_cross_ipc_as_code_and_message() {
 #[test]
 fn progress_streams_through_the_channel_and_ends_with_done() {
     let h = Harness::new();
-    let (opened, events) = h.open_with_channel();
+    let (opened, events) = h.open_with_channel(false);
+    let opened = opened.unwrap();
     assert!(opened.status.files >= 3);
     let stages: Vec<&str> = events
         .iter()
@@ -119,6 +120,26 @@ fn progress_streams_through_the_channel_and_ends_with_done() {
         .collect();
     assert!(stages.contains(&"walk"), "{stages:?}");
     assert_eq!(stages.last(), Some(&"done"), "{stages:?}");
+}
+
+#[test]
+fn cancelling_stops_the_run_and_a_later_open_indexes_everything() {
+    let h = Harness::new();
+    let root = std::fs::canonicalize(h.root()).unwrap();
+    let e = h.err("cancel_index", json!({ "root": root }));
+    assert_eq!(e["code"], "not_open", "{e}");
+
+    let (cancelled, _) = h.open_with_channel(true);
+    let e = cancelled.unwrap_err();
+    assert_eq!(e.code, loupe_app::dto::ErrorCode::Cancelled, "{e:?}");
+    // Nothing runs now, so there is nothing to cancel.
+    let running: bool = h.ok("cancel_index", json!({ "root": root }));
+    assert!(!running);
+
+    let (opened, _) = h.open_with_channel(false);
+    let opened = opened.unwrap();
+    assert_eq!(opened.files_changed, opened.status.files);
+    assert!(opened.status.chunks >= 3);
 }
 
 #[test]

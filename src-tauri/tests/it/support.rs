@@ -1,7 +1,7 @@
 //! Test harness: a temp fixture project, a mock-runtime app with the real
 //! commands, and helpers to invoke them over IPC.
 
-use loupe_app::dto::{IndexEvent, OpenedDto};
+use loupe_app::dto::{ErrorDto, IndexEvent, OpenedDto};
 use loupe_app::{AppState, build_app};
 use loupe_engine::ProjectConfig;
 use serde::de::DeserializeOwned;
@@ -129,22 +129,32 @@ impl Harness {
     }
 
     /// Call `open_project` directly with a Rust-side channel that records
-    /// every progress event.
-    pub fn open_with_channel(&self) -> (OpenedDto, Vec<IndexEvent>) {
+    /// every progress event; with `cancel_on_first_event`, the channel asks
+    /// `cancel_index` to stop the run as soon as the first report arrives.
+    pub fn open_with_channel(
+        &self,
+        cancel_on_first_event: bool,
+    ) -> (Result<OpenedDto, ErrorDto>, Vec<IndexEvent>) {
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&events);
+        let handle = self.app.handle().clone();
+        let root = self.root().to_string_lossy().into_owned();
+        let cancel_root = root.clone();
         let channel = Channel::new(move |body: InvokeResponseBody| {
             let event: IndexEvent = body.deserialize().unwrap();
-            sink.lock().unwrap().push(event);
+            let mut events = sink.lock().unwrap();
+            if cancel_on_first_event && events.is_empty() {
+                let state = handle.state::<AppState>();
+                assert!(loupe_app::commands::cancel_index(state, cancel_root.clone()).unwrap());
+            }
+            events.push(event);
             Ok(())
         });
-        let path = self.root().to_string_lossy().into_owned();
         let opened = tauri::async_runtime::block_on(loupe_app::commands::open_project(
             self.app.state::<AppState>(),
-            path,
+            root,
             channel,
-        ))
-        .unwrap();
+        ));
         let events = events.lock().unwrap().clone();
         (opened, events)
     }
