@@ -314,6 +314,16 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
     }
 }
 
+/// The evidence behind a score before relevance is clamped to 1 and the score
+/// capped at 0.9: it orders items whose shown scores tie at the cap (strong
+/// candidates often all reach it), instead of leaving them to path order.
+pub fn strength(s: &ScoreBreakdown) -> f32 {
+    (s.lexical + s.vector + s.symbol + s.graph + s.path_terms + s.primer_boost + s.recency_boost)
+        * s.role_weight
+        * s.intent_multiplier
+        * s.path_weight
+}
+
 /// The deterministic order of two scored candidates (see the module invariant).
 pub fn order(a: (&Candidate, &ScoreBreakdown), b: (&Candidate, &ScoreBreakdown)) -> Ordering {
     let (ca, sa) = a;
@@ -324,7 +334,9 @@ pub fn order(a: (&Candidate, &ScoreBreakdown), b: (&Candidate, &ScoreBreakdown))
             if sa.pinned {
                 Ordering::Equal
             } else {
-                sb.score.total_cmp(&sa.score)
+                sb.score
+                    .total_cmp(&sa.score)
+                    .then_with(|| strength(sb).total_cmp(&strength(sa)))
             }
         })
         .then_with(|| ca.chunk.path.cmp(&cb.chunk.path))
