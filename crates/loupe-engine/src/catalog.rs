@@ -606,6 +606,24 @@ impl Catalog {
             .await?)
     }
 
+    /// Up to `limit` distinct symbol names (as written) whose lower-cased
+    /// form contains `needle_lower`, earliest match then shortest first
+    /// (what `@` completion offers).
+    pub async fn symbol_names_matching(
+        &self,
+        needle_lower: &str,
+        limit: u32,
+    ) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT name FROM symbols WHERE instr(name_lower, ?1) > 0 \
+             GROUP BY name ORDER BY instr(name_lower, ?1), length(name), name LIMIT ?2",
+        )
+        .bind(needle_lower)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// Every (lower-cased symbol name, chunk id) pair.
     pub async fn symbol_table(&self) -> Result<Vec<(String, ChunkId)>> {
         Ok(sqlx::query_as("SELECT name_lower, chunk_id FROM symbols")
