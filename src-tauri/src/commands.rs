@@ -8,11 +8,14 @@
 //! No SQL, walking or ranking happens here.
 
 use crate::dto::{
-    AssemblyDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent, KnobsDto, ModelDto, OpenedDto,
-    StatusDto,
+    AssemblyDto, ChunkDetailDto, CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent,
+    KnobsDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto, RecentDto, SelectionDto,
+    StatusDto, TargetDto, WatchEventDto,
 };
+use crate::prefs;
 use crate::state::{AppState, OpenProject};
 use loupe_engine::Progress;
+use loupe_engine::watch::WatchEvent;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -71,7 +74,13 @@ pub async fn open_project(
     let result = open.project.index(&sink, &cancel).await;
     open.end_index();
     let report = result?;
-    Ok(OpenedDto::new(&open.project.status().await?, &report))
+    let status = open.project.status().await?;
+    let root = status.root.to_string_lossy();
+    // The recent list is a convenience: failing to write it fails nothing.
+    if let Err(e) = prefs::touch_recent(state.data_root(), &root, unix_now()) {
+        tracing::warn!("recent projects not saved: {e}");
+    }
+    Ok(OpenedDto::new(&status, &report))
 }
 
 /// Ask the running index job of `root` to stop; `false` when none runs.
@@ -124,21 +133,249 @@ pub async fn assemble(
     knobs: KnobsDto,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
+    let question_type = knobs.question_type;
     let mut knobs: loupe_assemble::Knobs = knobs.into();
-    let candidates = open.candidates(&question, &knobs.primers).await?;
+    let retrieval = open.candidates(&question, &knobs.primers).await?;
+    // Pins and bans apply to the cached candidates: no re-retrieval.
+    let selected = open
+        .project
+        .apply_selection(&retrieval.candidates, &open.selection())
+        .await?;
     knobs.now = unix_now();
+    let classification = question_type.map(|t| {
+        let analysis = loupe_assemble::classify::analyze(&question);
+        let mut c = loupe_assemble::classify::classify(&question, &analysis);
+        c.question_type = t.into();
+        c
+    });
     let request = loupe_assemble::AssembleRequest {
         question,
         knobs,
+        classification,
         ..Default::default()
     };
     // Assembly is CPU-bound (token counting); keep it off the IPC threads.
-    tauri::async_runtime::spawn_blocking(move || {
-        let assembly = loupe_assemble::assemble(&candidates, &request);
-        AssemblyDto::new(&assembly, &candidates)
+    // The size memo lives as long as the question: a knob change re-measures
+    // only what it has not seen.
+    let sizes = retrieval.sizes;
+    let (assembly, selected) = tauri::async_runtime::spawn_blocking(move || {
+        let mut sizes = crate::state::guard(&sizes);
+        let assembly = loupe_assemble::assemble_with(&selected.candidates, &request, &mut sizes);
+        (assembly, selected)
     })
     .await
-    .map_err(|e| ErrorDto::new(ErrorCode::Engine, format!("assembly failed: {e}")))
+    .map_err(|e| ErrorDto::new(ErrorCode::Engine, format!("assembly failed: {e}")))?;
+    let mut in_prompt: Vec<String> = assembly
+        .items
+        .iter()
+        .filter(|i| i.lod.is_some())
+        .map(|i| i.path.clone())
+        .collect();
+    in_prompt.sort();
+    in_prompt.dedup();
+    let stale = open.project.stale_paths(&in_prompt).await?;
+    Ok(AssemblyDto::new(&assembly, &selected, stale))
+}
+
+/// The knobs of a project (built-in defaults, then the team's `.loupe.toml`,
+/// then the user's saved changes) and its pins and bans.
+#[tauri::command]
+pub fn project_settings(
+    state: State<'_, AppState>,
+    root: String,
+) -> CommandResult<ProjectSettingsDto> {
+    let open = opened(&state, &root)?;
+    let (team, team_file, mut warnings) = prefs::team_knobs(open.project.root());
+    let stored = open.prefs();
+    let (knobs, more) = prefs::layer(&team, &stored.knobs, "saved knobs");
+    warnings.extend(more);
+    Ok(ProjectSettingsDto {
+        knobs,
+        team_knobs: team,
+        team_file,
+        warnings,
+        selection: (&stored.selection).into(),
+    })
+}
+
+/// Remember `knobs` for the project (only what differs from the team's defaults).
+#[tauri::command]
+pub fn save_knobs(state: State<'_, AppState>, root: String, knobs: KnobsDto) -> CommandResult<()> {
+    let open = opened(&state, &root)?;
+    let (team, _, _) = prefs::team_knobs(open.project.root());
+    Ok(open.set_knob_changes(prefs::difference(&team, &knobs))?)
+}
+
+/// Pin, ban or clear a chunk or a file; returns every pin and ban. The
+/// next `assemble` applies it without re-retrieving.
+#[tauri::command]
+pub fn mark(
+    state: State<'_, AppState>,
+    root: String,
+    target: TargetDto,
+    mark: MarkDto,
+) -> CommandResult<SelectionDto> {
+    let open = opened(&state, &root)?;
+    let selection = open.mark(target.into(), mark.into())?;
+    Ok((&selection).into())
+}
+
+/// Saved knob presets.
+#[tauri::command]
+pub fn presets(state: State<'_, AppState>) -> Vec<PresetDto> {
+    prefs::presets(state.data_root())
+        .into_iter()
+        .map(PresetDto::from)
+        .collect()
+}
+
+/// Save `knobs` as the preset `name` (replacing one of that name).
+#[tauri::command]
+pub fn save_preset(
+    state: State<'_, AppState>,
+    name: String,
+    knobs: KnobsDto,
+) -> CommandResult<Vec<PresetDto>> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(ErrorDto::new(
+            ErrorCode::BadRequest,
+            "a preset needs a name",
+        ));
+    }
+    let list = prefs::save_preset(state.data_root(), name, knobs)?;
+    Ok(list.into_iter().map(PresetDto::from).collect())
+}
+
+/// Delete the preset `name`.
+#[tauri::command]
+pub fn delete_preset(state: State<'_, AppState>, name: String) -> CommandResult<Vec<PresetDto>> {
+    let list = prefs::delete_preset(state.data_root(), &name)?;
+    Ok(list.into_iter().map(PresetDto::from).collect())
+}
+
+/// Recently opened projects, newest first.
+#[tauri::command]
+pub fn recent_projects(state: State<'_, AppState>) -> Vec<RecentDto> {
+    prefs::recent(state.data_root())
+        .into_iter()
+        .map(RecentDto::from)
+        .collect()
+}
+
+/// Remove `root` from the recent projects.
+#[tauri::command]
+pub fn forget_recent(state: State<'_, AppState>, root: String) -> CommandResult<Vec<RecentDto>> {
+    let list = prefs::forget_recent(state.data_root(), &root)?;
+    Ok(list.into_iter().map(RecentDto::from).collect())
+}
+
+/// One chunk as the prompt shows it at `lod` (with `knobs`' sanitizing and
+/// redaction) next to its whole file as it is on disk now.
+#[tauri::command]
+pub async fn chunk_detail(
+    state: State<'_, AppState>,
+    root: String,
+    id: i64,
+    lod: u8,
+    knobs: KnobsDto,
+) -> CommandResult<ChunkDetailDto> {
+    let open = opened(&state, &root)?;
+    let Some(chunk) = open.chunk(id).await? else {
+        return Err(ErrorDto::new(
+            ErrorCode::BadRequest,
+            format!("chunk {id} is no longer in the index"),
+        ));
+    };
+    let (rendered, redactions) = crate::state::render_as_in_prompt(&chunk, lod, &knobs.into());
+    let (source, source_error, stale) = match open.project.indexed_source(&chunk.path).await {
+        Ok(s) => (Some(s.text), None, s.stale),
+        Err(e) => (None, Some(e.to_string()), true),
+    };
+    Ok(ChunkDetailDto {
+        id,
+        path: chunk.path,
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        symbol: chunk.symbol,
+        lod: lod.min(loupe_assemble::compress::MAX_LOD),
+        rendered,
+        redactions,
+        source,
+        source_error,
+        stale,
+    })
+}
+
+/// Files and symbols completing an `@` mention (at most `limit`).
+#[tauri::command]
+pub async fn complete(
+    state: State<'_, AppState>,
+    root: String,
+    typed: String,
+    limit: u32,
+) -> CommandResult<Vec<CompletionDto>> {
+    let open = opened(&state, &root)?;
+    let found = open
+        .project
+        .complete(&typed, limit.min(50) as usize)
+        .await?;
+    Ok(found.into_iter().map(CompletionDto::from).collect())
+}
+
+/// Watch the project's folder and keep its index fresh, reporting through
+/// `on_event`. Replaces an earlier watcher of the same project.
+#[tauri::command]
+pub async fn watch_project(
+    state: State<'_, AppState>,
+    root: String,
+    on_event: Channel<WatchEventDto>,
+) -> CommandResult<()> {
+    let open = opened(&state, &root)?;
+    open.watch(move |e| {
+        let event = match e {
+            WatchEvent::Changed(paths) => WatchEventDto::Changed {
+                paths: u32::try_from(paths.len()).unwrap_or(u32::MAX),
+            },
+            WatchEvent::Indexed(r) => WatchEventDto::Indexed {
+                generation: u32::try_from(r.generation).unwrap_or(u32::MAX),
+                files_changed: u32::try_from(r.files_changed).unwrap_or(u32::MAX),
+                files_deleted: u32::try_from(r.files_deleted).unwrap_or(u32::MAX),
+            },
+            WatchEvent::Failed(message) => WatchEventDto::Failed { message },
+        };
+        // A closed window cannot be told; the index stays fresh anyway.
+        let _ = on_event.send(event);
+    })
+    .await?;
+    Ok(())
+}
+
+/// Stop watching the project; `false` when no watcher ran.
+#[tauri::command]
+pub async fn unwatch_project(state: State<'_, AppState>, root: String) -> CommandResult<bool> {
+    Ok(opened(&state, &root)?.unwatch().await)
+}
+
+/// Write the prompt to `path`, a file the user chose in the save dialog.
+#[tauri::command]
+pub async fn save_prompt(path: String, text: String) -> CommandResult<()> {
+    let path = std::path::PathBuf::from(path);
+    if !path.is_absolute() {
+        return Err(ErrorDto::new(
+            ErrorCode::BadRequest,
+            format!("{} is not an absolute path", path.display()),
+        ));
+    }
+    tauri::async_runtime::spawn_blocking(move || std::fs::write(&path, text).map_err(|e| (path, e)))
+        .await
+        .map_err(|e| ErrorDto::new(ErrorCode::Engine, format!("saving failed: {e}")))?
+        .map_err(|(path, e)| {
+            ErrorDto::new(
+                ErrorCode::Storage,
+                format!("writing {}: {e}", path.display()),
+            )
+        })
 }
 
 /// Seconds since the Unix epoch (recency boosts); 0 if the clock is broken.

@@ -9,10 +9,12 @@
 //!
 //! This module does no I/O and calls no engine function.
 
+use loupe_assemble::classify::{Intent, QuestionType};
 use loupe_assemble::report::{DropReason, ItemStatus};
-use loupe_assemble::{Assembly, Budget, Candidate, Knobs};
-use loupe_engine::{Diagnostic, IndexReport, Progress, Stage, Status};
+use loupe_assemble::{Assembly, Budget, Candidate, ChunkId, Knobs};
+use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, Target};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Serialized name of a core enum (its serde `snake_case` form), for labels.
 fn serde_name<T: Serialize>(value: &T) -> String {
@@ -38,6 +40,8 @@ pub enum ErrorCode {
     BadRequest,
     /// The index or a store failed.
     Engine,
+    /// The app's own files (settings, presets, a saved prompt) could not be written.
+    Storage,
 }
 
 /// An error as the UI sees it.
@@ -57,6 +61,12 @@ impl ErrorDto {
             code,
             message: message.into(),
         }
+    }
+}
+
+impl From<crate::prefs::PrefsError> for ErrorDto {
+    fn from(e: crate::prefs::PrefsError) -> Self {
+        Self::new(ErrorCode::Storage, e.0)
     }
 }
 
@@ -267,6 +277,104 @@ pub struct KnobsDto {
     pub lod: bool,
     /// Output format.
     pub format: FormatDto,
+    /// Recency boost of a file modified just now.
+    pub recency_weight: f32,
+    /// Days after which the recency boost halves (≤ 0: off).
+    pub recency_half_life_days: f32,
+    /// Automatic items scoring below this are dropped; `null`: none.
+    pub min_score: Option<f32>,
+    /// Tokens kept free in the context window for the answer.
+    pub answer_reserve: u32,
+    /// What the rendered prompt shows.
+    pub toggles: TogglesDto,
+    /// NFKC, invisible-character stripping and injection redaction in retrieved text.
+    pub sanitize: bool,
+    /// Secret redaction everywhere.
+    pub redact_secrets: bool,
+    /// Overrides the detected intent; `null`: detected.
+    pub intent: Option<IntentDto>,
+    /// Overrides the detected question type; `null`: detected.
+    pub question_type: Option<QuestionTypeDto>,
+}
+
+/// Output toggles of the prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct TogglesDto {
+    /// `@path:start-end` citations on each item.
+    pub sources: bool,
+    /// Each item's score.
+    pub scores: bool,
+    /// JSON whatever the format.
+    pub structured: bool,
+    /// The best items at both ends of the context ("lost in the middle").
+    pub lost_in_middle: bool,
+}
+
+/// Which sources a question wants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum IntentDto {
+    /// Usage and documentation.
+    Docs,
+    /// Tests.
+    Tests,
+    /// Implementation.
+    Code,
+    /// No preference.
+    Default,
+}
+
+/// The kind of answer a question wants (picks the instructions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionTypeDto {
+    /// "How do I…".
+    Implementation,
+    /// "How is it structured…".
+    Architectural,
+    /// "Why does it fail…".
+    Debugging,
+    /// "What does this do…".
+    CodeExplanation,
+    /// "Add support for…".
+    FeatureRequest,
+}
+
+impl From<Intent> for IntentDto {
+    fn from(i: Intent) -> Self {
+        match i {
+            Intent::Docs => IntentDto::Docs,
+            Intent::Tests => IntentDto::Tests,
+            Intent::Code => IntentDto::Code,
+            Intent::Default => IntentDto::Default,
+        }
+    }
+}
+
+impl From<IntentDto> for Intent {
+    fn from(i: IntentDto) -> Self {
+        match i {
+            IntentDto::Docs => Intent::Docs,
+            IntentDto::Tests => Intent::Tests,
+            IntentDto::Code => Intent::Code,
+            IntentDto::Default => Intent::Default,
+        }
+    }
+}
+
+impl From<QuestionTypeDto> for QuestionType {
+    fn from(q: QuestionTypeDto) -> Self {
+        match q {
+            QuestionTypeDto::Implementation => QuestionType::Implementation,
+            QuestionTypeDto::Architectural => QuestionType::Architectural,
+            QuestionTypeDto::Debugging => QuestionType::Debugging,
+            QuestionTypeDto::CodeExplanation => QuestionType::CodeExplanation,
+            QuestionTypeDto::FeatureRequest => QuestionType::FeatureRequest,
+        }
+    }
 }
 
 impl Default for KnobsDto {
@@ -302,6 +410,22 @@ impl From<Knobs> for KnobsDto {
                 loupe_assemble::render::Format::Markdown => FormatDto::Markdown,
                 loupe_assemble::render::Format::Json => FormatDto::Json,
             },
+            recency_weight: k.recency_weight,
+            recency_half_life_days: k.recency_half_life_days,
+            min_score: k.min_score,
+            answer_reserve: k.answer_reserve,
+            toggles: TogglesDto {
+                sources: k.toggles.sources,
+                scores: k.toggles.scores,
+                structured: k.toggles.structured,
+                lost_in_middle: k.toggles.lost_in_middle,
+            },
+            sanitize: k.sanitize,
+            redact_secrets: k.redact_secrets,
+            intent: k.intent.map(IntentDto::from),
+            // The core has no question-type knob; the app overrides the
+            // classification it passes to assembly instead.
+            question_type: None,
         }
     }
 }
@@ -332,6 +456,19 @@ impl From<KnobsDto> for Knobs {
                 FormatDto::Markdown => Format::Markdown,
                 FormatDto::Json => Format::Json,
             },
+            recency_weight: d.recency_weight.max(0.0),
+            recency_half_life_days: d.recency_half_life_days,
+            min_score: d.min_score.map(|m| m.clamp(0.0, 1.0)),
+            answer_reserve: d.answer_reserve,
+            toggles: loupe_assemble::render::Toggles {
+                sources: d.toggles.sources,
+                scores: d.toggles.scores,
+                structured: d.toggles.structured,
+                lost_in_middle: d.toggles.lost_in_middle,
+            },
+            sanitize: d.sanitize,
+            redact_secrets: d.redact_secrets,
+            intent: d.intent.map(Intent::from),
             ..Knobs::default()
         }
     }
@@ -400,6 +537,8 @@ pub enum RowStatus {
     /// Not in the prompt because a path weight of 0 hides it (the table
     /// leaves these out unless asked).
     Hidden,
+    /// Not in the prompt because the user banned it.
+    Banned,
 }
 
 /// One candidate in the chunk table.
@@ -429,8 +568,118 @@ pub struct RowDto {
     pub tokens: u32,
     /// Included, degraded, dropped or hidden.
     pub status: RowStatus,
-    /// Why it was degraded, dropped or hidden.
+    /// Why it was degraded, dropped, hidden or banned.
     pub reason: Option<String>,
+    /// The user's pin or ban that applies to it, if any (an `@` mention in
+    /// the question pins too, but shows only in `score.pinned`).
+    pub marked: Option<MarkedDto>,
+}
+
+/// A file or one chunk of it, as pinned or banned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TargetDto {
+    /// Every chunk of a file.
+    File {
+        /// Project-relative path.
+        path: String,
+    },
+    /// One chunk, by its symbol (or its first line when it has none).
+    Chunk {
+        /// Project-relative path.
+        path: String,
+        /// The symbol it defines.
+        symbol: Option<String>,
+        /// First line when chosen.
+        start_line: u32,
+    },
+}
+
+impl From<Target> for TargetDto {
+    fn from(t: Target) -> Self {
+        match t {
+            Target::File { path } => TargetDto::File { path },
+            Target::Chunk {
+                path,
+                symbol,
+                start_line,
+            } => TargetDto::Chunk {
+                path,
+                symbol,
+                start_line,
+            },
+        }
+    }
+}
+
+impl From<TargetDto> for Target {
+    fn from(t: TargetDto) -> Self {
+        match t {
+            TargetDto::File { path } => Target::File { path },
+            TargetDto::Chunk {
+                path,
+                symbol,
+                start_line,
+            } => Target::Chunk {
+                path,
+                symbol,
+                start_line,
+            },
+        }
+    }
+}
+
+/// Pin, ban, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum MarkDto {
+    /// Always in the prompt.
+    Pin,
+    /// Never in the prompt.
+    Ban,
+    /// Remove a pin or ban.
+    Clear,
+}
+
+impl From<MarkDto> for crate::prefs::Mark {
+    fn from(m: MarkDto) -> Self {
+        match m {
+            MarkDto::Pin => crate::prefs::Mark::Pin,
+            MarkDto::Ban => crate::prefs::Mark::Ban,
+            MarkDto::Clear => crate::prefs::Mark::Clear,
+        }
+    }
+}
+
+/// The pin or ban behind a row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct MarkedDto {
+    /// `pin` or `ban`.
+    pub mark: MarkDto,
+    /// What was pinned or banned (the row's chunk or its whole file).
+    pub target: TargetDto,
+}
+
+/// Everything pinned and banned in a project.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SelectionDto {
+    /// Pinned files and chunks.
+    pub pinned: Vec<TargetDto>,
+    /// Banned files and chunks.
+    pub banned: Vec<TargetDto>,
+}
+
+impl From<&loupe_engine::Selection> for SelectionDto {
+    fn from(s: &loupe_engine::Selection) -> Self {
+        Self {
+            pinned: s.pinned.iter().cloned().map(TargetDto::from).collect(),
+            banned: s.banned.iter().cloned().map(TargetDto::from).collect(),
+        }
+    }
 }
 
 /// Why an item was dropped, in words.
@@ -535,12 +784,63 @@ pub struct AssemblyDto {
     pub report: ReportDto,
     /// The prompt exactly as it will be copied.
     pub prompt: String,
+    /// Files in the prompt that changed on disk since they were indexed
+    /// (the prompt shows the indexed text).
+    pub stale: Vec<String>,
 }
 
 impl AssemblyDto {
+    /// From an assembly, the selection its candidates went through (same
+    /// order: `assembly.items[i]` is `selected.candidates[i]`; banned
+    /// candidates become `banned` rows at the end) and the stale files.
+    pub fn new(assembly: &Assembly, selected: &Selected, stale: Vec<String>) -> Self {
+        let mut dto = Self::rows_of(assembly, &selected.candidates);
+        let marked = |by: &HashMap<ChunkId, Target>, mark, id| {
+            by.get(&id).map(|t| MarkedDto {
+                mark,
+                target: t.clone().into(),
+            })
+        };
+        for row in &mut dto.rows {
+            row.marked = marked(&selected.pinned_by, MarkDto::Pin, row.id);
+        }
+        let first_banned = dto.rows.len();
+        dto.rows.extend(selected.banned.iter().map(|c| RowDto {
+            id: c.chunk.id,
+            rank: 0,
+            path: c.chunk.path.clone(),
+            start_line: c.chunk.start_line,
+            end_line: c.chunk.end_line,
+            symbol: c.chunk.symbol.clone(),
+            section: String::new(),
+            score: ScoreDto::unscored(),
+            lod: None,
+            tokens: 0,
+            status: RowStatus::Banned,
+            reason: Some("banned by you".into()),
+            marked: marked(&selected.banned_by, MarkDto::Ban, c.chunk.id),
+        }));
+        for (i, row) in dto.rows.iter_mut().enumerate().skip(first_banned) {
+            row.rank = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        }
+        for t in &selected.missing {
+            dto.report.warnings.push(format!(
+                "pinned {} names nothing in the index now",
+                describe(t)
+            ));
+        }
+        for path in &stale {
+            dto.report
+                .warnings
+                .push(format!("stale: {path} changed since it was indexed"));
+        }
+        dto.stale = stale;
+        dto
+    }
+
     /// From an assembly and the candidates it was made from (same order:
-    /// `assembly.items[i]` is `candidates[i]`).
-    pub fn new(assembly: &Assembly, candidates: &[Candidate]) -> Self {
+    /// `assembly.items[i]` is `candidates[i]`), with no pins, bans or stale files.
+    pub fn rows_of(assembly: &Assembly, candidates: &[Candidate]) -> Self {
         let mut rows: Vec<RowDto> = assembly
             .items
             .iter()
@@ -570,6 +870,7 @@ impl AssemblyDto {
                     tokens: item.size,
                     status,
                     reason,
+                    marked: None,
                 }
             })
             .collect();
@@ -582,8 +883,173 @@ impl AssemblyDto {
             rows,
             report: (&assembly.report).into(),
             prompt: assembly.prompt.clone(),
+            stale: Vec::new(),
         }
     }
+}
+
+/// A target in words, for warnings.
+fn describe(t: &Target) -> String {
+    match t {
+        Target::File { path } => path.clone(),
+        Target::Chunk {
+            path,
+            symbol: Some(s),
+            ..
+        } => format!("{s} in {path}"),
+        Target::Chunk {
+            path, start_line, ..
+        } => format!("{path}:{start_line}"),
+    }
+}
+
+impl ScoreDto {
+    /// The score of a row that was never ranked (a banned chunk).
+    fn unscored() -> Self {
+        Self {
+            score: 0.0,
+            lexical: 0.0,
+            vector: 0.0,
+            symbol: 0.0,
+            graph: 0.0,
+            path_terms: 0.0,
+            primer: 0.0,
+            recency: 0.0,
+            multiplier: 0.0,
+            path_weight: 0.0,
+            path_rule: None,
+            pinned: false,
+        }
+    }
+}
+
+/// The knobs of a project and where they came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ProjectSettingsDto {
+    /// The knobs to use: built-in defaults, then `.loupe.toml`, then the user's changes.
+    pub knobs: KnobsDto,
+    /// The team's defaults alone (what "reset" goes back to).
+    pub team_knobs: KnobsDto,
+    /// Whether the project has a `.loupe.toml`.
+    pub team_file: bool,
+    /// What in `.loupe.toml` or the saved knobs was ignored, and why.
+    pub warnings: Vec<String>,
+    /// Pinned and banned chunks and files.
+    pub selection: SelectionDto,
+}
+
+/// A named set of knobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PresetDto {
+    /// Unique name.
+    pub name: String,
+    /// The knobs it applies.
+    pub knobs: KnobsDto,
+}
+
+impl From<crate::prefs::Preset> for PresetDto {
+    fn from(p: crate::prefs::Preset) -> Self {
+        Self {
+            name: p.name,
+            knobs: p.knobs,
+        }
+    }
+}
+
+/// A recently opened project.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct RecentDto {
+    /// Canonical root (what to open).
+    pub root: String,
+    /// Seconds since the Unix epoch.
+    #[cfg_attr(test, ts(type = "number"))]
+    pub opened_at: i64,
+}
+
+impl From<crate::prefs::Recent> for RecentDto {
+    fn from(r: crate::prefs::Recent) -> Self {
+        Self {
+            root: r.root,
+            opened_at: r.opened_at,
+        }
+    }
+}
+
+/// One chunk, as the prompt shows it and as its file is now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ChunkDetailDto {
+    /// Chunk id.
+    #[cfg_attr(test, ts(type = "number"))]
+    pub id: i64,
+    /// Project-relative path.
+    pub path: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// The symbol it defines.
+    pub symbol: Option<String>,
+    /// The level of detail `rendered` is at.
+    pub lod: u8,
+    /// The chunk's text at that level, sanitized and redacted as in the prompt.
+    pub rendered: String,
+    /// Redactions applied to `rendered`.
+    pub redactions: u32,
+    /// The whole file as it is on disk now; `null` when it cannot be read.
+    pub source: Option<String>,
+    /// Why `source` is missing.
+    pub source_error: Option<String>,
+    /// Whether the file changed since it was indexed.
+    pub stale: bool,
+}
+
+/// An `@` completion.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct CompletionDto {
+    /// `file` or `symbol`.
+    pub kind: String,
+    /// What to insert after `@`.
+    pub value: String,
+}
+
+impl From<loupe_engine::Completion> for CompletionDto {
+    fn from(c: loupe_engine::Completion) -> Self {
+        Self {
+            kind: serde_name(&c.kind),
+            value: c.value,
+        }
+    }
+}
+
+/// What the watcher of an open project reports, streamed through a `Channel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WatchEventDto {
+    /// Files changed; the index is being updated.
+    Changed {
+        /// How many paths changed.
+        paths: u32,
+    },
+    /// The index was updated.
+    Indexed {
+        /// The catalog generation now.
+        generation: u32,
+        /// Files re-chunked.
+        files_changed: u32,
+        /// Files removed.
+        files_deleted: u32,
+    },
+    /// Updating the index failed (watching goes on).
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
 }
 
 #[cfg(test)]
@@ -608,13 +1074,26 @@ mod tests {
             BudgetUnit::decl(&cfg),
             FormatDto::decl(&cfg),
             PathWeightDto::decl(&cfg),
+            TogglesDto::decl(&cfg),
+            IntentDto::decl(&cfg),
+            QuestionTypeDto::decl(&cfg),
             KnobsDto::decl(&cfg),
             ScoreDto::decl(&cfg),
             RowStatus::decl(&cfg),
+            TargetDto::decl(&cfg),
+            MarkDto::decl(&cfg),
+            MarkedDto::decl(&cfg),
+            SelectionDto::decl(&cfg),
             RowDto::decl(&cfg),
             SectionDto::decl(&cfg),
             ReportDto::decl(&cfg),
             AssemblyDto::decl(&cfg),
+            ProjectSettingsDto::decl(&cfg),
+            PresetDto::decl(&cfg),
+            RecentDto::decl(&cfg),
+            ChunkDetailDto::decl(&cfg),
+            CompletionDto::decl(&cfg),
+            WatchEventDto::decl(&cfg),
         ];
         let mut out =
             String::from("// Generated from src-tauri/src/dto.rs by `make types`. Do not edit.\n");

@@ -11,6 +11,7 @@
 
 pub mod commands;
 pub mod dto;
+pub mod prefs;
 pub mod state;
 
 pub use state::AppState;
@@ -32,6 +33,19 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::models,
             commands::default_knobs,
             commands::assemble,
+            commands::project_settings,
+            commands::save_knobs,
+            commands::mark,
+            commands::presets,
+            commands::save_preset,
+            commands::delete_preset,
+            commands::recent_projects,
+            commands::forget_recent,
+            commands::chunk_detail,
+            commands::complete,
+            commands::watch_project,
+            commands::unwatch_project,
+            commands::save_prompt,
         ])
 }
 

@@ -1,5 +1,5 @@
-//! The app's managed state: the open projects, their running index jobs, and
-//! the candidates of the last question per project.
+//! The app's managed state: the open projects, their running index jobs,
+//! watchers, pins and bans, and the candidates of the last question per project.
 //!
 //! *Architecture invariant:* a knob change never re-retrieves. Retrieval
 //! runs once per (question, primers, index generation) and its candidates are
@@ -8,8 +8,10 @@
 //!
 //! This module knows no IPC: it hands out engine types and engine errors.
 
-use loupe_assemble::Candidate;
-use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery};
+use crate::prefs::{self, Mark, PrefsError, ProjectPrefs};
+use loupe_assemble::{Candidate, SizeCache};
+use loupe_engine::watch::WatchHandle;
+use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery, Selection, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -20,19 +22,35 @@ struct Retrieved {
     primers: Vec<String>,
     generation: u64,
     candidates: Arc<Vec<Candidate>>,
+    sizes: Arc<Mutex<SizeCache>>,
+}
+
+/// What one question retrieved, and the body sizes measured for it so far
+/// (a memo: assembly output is the same with or without it).
+pub struct Retrieval {
+    /// Candidates, best first by retrieval's interim order.
+    pub candidates: Arc<Vec<Candidate>>,
+    /// Body sizes measured by earlier assemblies of this question.
+    pub sizes: Arc<Mutex<SizeCache>>,
 }
 
 /// One open project.
 pub struct OpenProject {
-    /// The engine's handle.
-    pub project: Project,
+    /// The engine's handle (shared with the watcher).
+    pub project: Arc<Project>,
     /// The token of the indexing run in progress, if any.
     indexing: Mutex<Option<CancelToken>>,
     /// Candidates of the last question.
     retrieved: tokio::sync::Mutex<Option<Retrieved>>,
+    /// What the app stores for this project (knob changes, pins, bans).
+    prefs: Mutex<ProjectPrefs>,
+    /// The running watcher, if the UI asked for one.
+    watcher: tokio::sync::Mutex<Option<WatchHandle>>,
 }
 
-fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Lock `m`, recovering from a panic elsewhere (the data is a cache or a
+/// copy of what is on disk, never half-updated).
+pub fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -60,13 +78,91 @@ impl OpenProject {
         }
     }
 
+    /// The stored prefs (knob changes, pins, bans).
+    pub fn prefs(&self) -> ProjectPrefs {
+        guard(&self.prefs).clone()
+    }
+
+    /// The pinned and banned targets.
+    pub fn selection(&self) -> Selection {
+        guard(&self.prefs).selection.clone()
+    }
+
+    /// Pin, ban or clear `target`, and store the result.
+    pub fn mark(&self, target: Target, mark: Mark) -> Result<Selection, PrefsError> {
+        let mut p = guard(&self.prefs);
+        let mut next = p.clone();
+        prefs::mark(&mut next.selection, target, mark);
+        prefs::save_project(self.project.data_dir(), &next)?;
+        *p = next;
+        Ok(p.selection.clone())
+    }
+
+    /// Store the user's knob changes (over the team's defaults).
+    pub fn set_knob_changes(
+        &self,
+        changes: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), PrefsError> {
+        let mut p = guard(&self.prefs);
+        if p.knobs == changes {
+            return Ok(());
+        }
+        let mut next = p.clone();
+        next.knobs = changes;
+        prefs::save_project(self.project.data_dir(), &next)?;
+        *p = next;
+        Ok(())
+    }
+
+    /// Watch the project's folder, replacing (and stopping) an earlier
+    /// watcher; `on_event` runs on a background task.
+    pub async fn watch(
+        &self,
+        on_event: impl Fn(loupe_engine::watch::WatchEvent) + Send + Sync + 'static,
+    ) -> loupe_engine::Result<()> {
+        let mut slot = self.watcher.lock().await;
+        if let Some(old) = slot.take() {
+            old.stop().await;
+        }
+        *slot = Some(loupe_engine::watch::watch(
+            Arc::clone(&self.project),
+            on_event,
+        )?);
+        Ok(())
+    }
+
+    /// Stop watching; `false` when no watcher ran.
+    pub async fn unwatch(&self) -> bool {
+        match self.watcher.lock().await.take() {
+            Some(w) => {
+                w.stop().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A candidate of the last question by chunk id, else the chunk from
+    /// the catalog (a pinned chunk retrieval did not return).
+    pub async fn chunk(
+        &self,
+        id: loupe_assemble::ChunkId,
+    ) -> loupe_engine::Result<Option<loupe_assemble::Chunk>> {
+        if let Some(r) = self.retrieved.lock().await.as_ref()
+            && let Some(c) = r.candidates.iter().find(|c| c.chunk.id == id)
+        {
+            return Ok(Some(c.chunk.clone()));
+        }
+        self.project.chunk(id).await
+    }
+
     /// The candidates for `question`, retrieved once per question, primer
     /// list and index generation.
     pub async fn candidates(
         &self,
         question: &str,
         primers: &[String],
-    ) -> loupe_engine::Result<Arc<Vec<Candidate>>> {
+    ) -> loupe_engine::Result<Retrieval> {
         if question.trim().is_empty() {
             return Err(loupe_engine::Error::Request("the question is empty".into()));
         }
@@ -77,18 +173,23 @@ impl OpenProject {
             && r.primers == primers
             && r.generation == generation
         {
-            return Ok(Arc::clone(&r.candidates));
+            return Ok(Retrieval {
+                candidates: Arc::clone(&r.candidates),
+                sizes: Arc::clone(&r.sizes),
+            });
         }
         let mut query = RetrieveQuery::from_question(question);
         query.primers = Some(primers.to_vec());
         let candidates = Arc::new(self.project.retrieve(&query).await?);
+        let sizes = Arc::new(Mutex::new(SizeCache::default()));
         *last = Some(Retrieved {
             question: question.to_owned(),
             primers: primers.to_vec(),
             generation,
             candidates: Arc::clone(&candidates),
+            sizes: Arc::clone(&sizes),
         });
-        Ok(candidates)
+        Ok(Retrieval { candidates, sizes })
     }
 }
 
@@ -99,6 +200,11 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Where the index and the app's own files live.
+    pub fn data_root(&self) -> &Path {
+        &self.config.data_root
+    }
+
     /// State that opens projects with `config` (data root, embedder, ...).
     pub fn new(config: ProjectConfig) -> Self {
         Self {
@@ -115,10 +221,13 @@ impl AppState {
             return Ok(Arc::clone(open));
         }
         let project = Project::open(&root, self.config.clone()).await?;
+        let stored = prefs::load_project(project.data_dir());
         let open = Arc::new(OpenProject {
-            project,
+            project: Arc::new(project),
             indexing: Mutex::new(None),
             retrieved: tokio::sync::Mutex::new(None),
+            prefs: Mutex::new(stored),
+            watcher: tokio::sync::Mutex::new(None),
         });
         // Two concurrent first opens: keep whichever registered first.
         let mut projects = guard(&self.projects);
@@ -130,4 +239,28 @@ impl AppState {
         let key = std::fs::canonicalize(root).unwrap_or_else(|_| PathBuf::from(root));
         guard(&self.projects).get(&key).cloned()
     }
+}
+
+/// `chunk` as the prompt shows it at `lod`: sanitized and redacted as
+/// `knobs` say (the same guard assembly runs), then compressed. Returns the
+/// text and how many redactions were made.
+pub fn render_as_in_prompt(
+    chunk: &loupe_assemble::Chunk,
+    lod: u8,
+    knobs: &loupe_assemble::Knobs,
+) -> (String, u32) {
+    use loupe_assemble::{compress, guard};
+    let config = guard::GuardConfig {
+        sanitize: knobs.sanitize,
+        injections: knobs.sanitize,
+        secrets: knobs.redact_secrets,
+    };
+    let mut redactions = Vec::new();
+    let guarded = guard::guard_chunk(chunk, config, &mut redactions);
+    let text = compress::render(
+        guarded.as_ref().unwrap_or(chunk),
+        lod.min(compress::MAX_LOD),
+        compress::RenderOptions::default(),
+    );
+    (text, u32::try_from(redactions.len()).unwrap_or(u32::MAX))
 }

@@ -11,6 +11,9 @@
     reason = "tests fail loudly on unwrap; helpers need no docs"
 )]
 
+mod detail;
+mod pins;
+mod settings;
 mod support;
 
 use loupe_app::dto::{AssemblyDto, DiagnosticDto, IndexEvent, OpenedDto, RowStatus, StatusDto};

@@ -44,10 +44,21 @@ const FIXTURE: &[(&str, &str)] = &[
 
 /// One app on the mock runtime with its own project and data folders.
 pub struct Harness {
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
     project: tempfile::TempDir,
     app: App<MockRuntime>,
     webview: WebviewWindow<MockRuntime>,
+}
+
+fn mock_app(data: &Path) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let state = AppState::new(ProjectConfig::new(data));
+    let app = build_app(mock_builder(), state)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    (app, webview)
 }
 
 impl Harness {
@@ -60,19 +71,44 @@ impl Harness {
             std::fs::write(path, text).unwrap();
         }
         let data = tempfile::tempdir().unwrap();
-        let state = AppState::new(ProjectConfig::new(data.path()));
-        let app = build_app(mock_builder(), state)
-            .build(mock_context(noop_assets()))
-            .unwrap();
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-            .build()
-            .unwrap();
+        let (app, webview) = mock_app(data.path());
         Self {
-            _data: data,
+            data,
             project,
             app,
             webview,
         }
+    }
+
+    /// The same project and data folders in a new app (a restart).
+    pub fn restart(self) -> Self {
+        let Self { data, project, .. } = self;
+        let (app, webview) = mock_app(data.path());
+        Self {
+            data,
+            project,
+            app,
+            webview,
+        }
+    }
+
+    /// Open and index the fixture project; returns its canonical root.
+    pub fn open(&self) -> String {
+        let opened: OpenedDto = self.ok(
+            "open_project",
+            serde_json::json!({ "path": self.root(), "onProgress": "__CHANNEL__:1" }),
+        );
+        opened.status.root
+    }
+
+    /// The app's data root.
+    pub fn data(&self) -> &Path {
+        self.data.path()
+    }
+
+    /// The app, for calling commands directly.
+    pub fn app(&self) -> &App<MockRuntime> {
+        &self.app
     }
 
     /// The fixture project's folder.

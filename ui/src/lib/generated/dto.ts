@@ -1,6 +1,6 @@
 // Generated from src-tauri/src/dto.rs by `make types`. Do not edit.
 
-export type ErrorCode = "bad_project" | "not_open" | "cancelled" | "bad_request" | "engine";
+export type ErrorCode = "bad_project" | "not_open" | "cancelled" | "bad_request" | "engine" | "storage";
 
 export type ErrorDto = { 
 /**
@@ -120,6 +120,28 @@ glob: string,
  */
 weight: number, };
 
+export type TogglesDto = { 
+/**
+ * `@path:start-end` citations on each item.
+ */
+sources: boolean, 
+/**
+ * Each item's score.
+ */
+scores: boolean, 
+/**
+ * JSON whatever the format.
+ */
+structured: boolean, 
+/**
+ * The best items at both ends of the context ("lost in the middle").
+ */
+lost_in_middle: boolean, };
+
+export type IntentDto = "docs" | "tests" | "code" | "default";
+
+export type QuestionTypeDto = "implementation" | "architectural" | "debugging" | "code_explanation" | "feature_request";
+
 export type KnobsDto = { 
 /**
  * Model name.
@@ -152,7 +174,43 @@ lod: boolean,
 /**
  * Output format.
  */
-format: FormatDto, };
+format: FormatDto, 
+/**
+ * Recency boost of a file modified just now.
+ */
+recency_weight: number, 
+/**
+ * Days after which the recency boost halves (≤ 0: off).
+ */
+recency_half_life_days: number, 
+/**
+ * Automatic items scoring below this are dropped; `null`: none.
+ */
+min_score: number | null, 
+/**
+ * Tokens kept free in the context window for the answer.
+ */
+answer_reserve: number, 
+/**
+ * What the rendered prompt shows.
+ */
+toggles: TogglesDto, 
+/**
+ * NFKC, invisible-character stripping and injection redaction in retrieved text.
+ */
+sanitize: boolean, 
+/**
+ * Secret redaction everywhere.
+ */
+redact_secrets: boolean, 
+/**
+ * Overrides the detected intent; `null`: detected.
+ */
+intent: IntentDto | null, 
+/**
+ * Overrides the detected question type; `null`: detected.
+ */
+question_type: QuestionTypeDto | null, };
 
 export type ScoreDto = { 
 /**
@@ -204,7 +262,47 @@ path_rule: string | null,
  */
 pinned: boolean, };
 
-export type RowStatus = "included" | "degraded" | "dropped" | "hidden";
+export type RowStatus = "included" | "degraded" | "dropped" | "hidden" | "banned";
+
+export type TargetDto = { "kind": "file", 
+/**
+ * Project-relative path.
+ */
+path: string, } | { "kind": "chunk", 
+/**
+ * Project-relative path.
+ */
+path: string, 
+/**
+ * The symbol it defines.
+ */
+symbol: string | null, 
+/**
+ * First line when chosen.
+ */
+start_line: number, };
+
+export type MarkDto = "pin" | "ban" | "clear";
+
+export type MarkedDto = { 
+/**
+ * `pin` or `ban`.
+ */
+mark: MarkDto, 
+/**
+ * What was pinned or banned (the row's chunk or its whole file).
+ */
+target: TargetDto, };
+
+export type SelectionDto = { 
+/**
+ * Pinned files and chunks.
+ */
+pinned: Array<TargetDto>, 
+/**
+ * Banned files and chunks.
+ */
+banned: Array<TargetDto>, };
 
 export type RowDto = { 
 /**
@@ -252,9 +350,14 @@ tokens: number,
  */
 status: RowStatus, 
 /**
- * Why it was degraded, dropped or hidden.
+ * Why it was degraded, dropped, hidden or banned.
  */
-reason: string | null, };
+reason: string | null, 
+/**
+ * The user's pin or ban that applies to it, if any (an `@` mention in
+ * the question pins too, but shows only in `score.pinned`).
+ */
+marked: MarkedDto | null, };
 
 export type SectionDto = { 
 /**
@@ -336,4 +439,129 @@ report: ReportDto,
 /**
  * The prompt exactly as it will be copied.
  */
-prompt: string, };
+prompt: string, 
+/**
+ * Files in the prompt that changed on disk since they were indexed
+ * (the prompt shows the indexed text).
+ */
+stale: Array<string>, };
+
+export type ProjectSettingsDto = { 
+/**
+ * The knobs to use: built-in defaults, then `.loupe.toml`, then the user's changes.
+ */
+knobs: KnobsDto, 
+/**
+ * The team's defaults alone (what "reset" goes back to).
+ */
+team_knobs: KnobsDto, 
+/**
+ * Whether the project has a `.loupe.toml`.
+ */
+team_file: boolean, 
+/**
+ * What in `.loupe.toml` or the saved knobs was ignored, and why.
+ */
+warnings: Array<string>, 
+/**
+ * Pinned and banned chunks and files.
+ */
+selection: SelectionDto, };
+
+export type PresetDto = { 
+/**
+ * Unique name.
+ */
+name: string, 
+/**
+ * The knobs it applies.
+ */
+knobs: KnobsDto, };
+
+export type RecentDto = { 
+/**
+ * Canonical root (what to open).
+ */
+root: string, 
+/**
+ * Seconds since the Unix epoch.
+ */
+opened_at: number, };
+
+export type ChunkDetailDto = { 
+/**
+ * Chunk id.
+ */
+id: number, 
+/**
+ * Project-relative path.
+ */
+path: string, 
+/**
+ * First line.
+ */
+start_line: number, 
+/**
+ * Last line.
+ */
+end_line: number, 
+/**
+ * The symbol it defines.
+ */
+symbol: string | null, 
+/**
+ * The level of detail `rendered` is at.
+ */
+lod: number, 
+/**
+ * The chunk's text at that level, sanitized and redacted as in the prompt.
+ */
+rendered: string, 
+/**
+ * Redactions applied to `rendered`.
+ */
+redactions: number, 
+/**
+ * The whole file as it is on disk now; `null` when it cannot be read.
+ */
+source: string | null, 
+/**
+ * Why `source` is missing.
+ */
+source_error: string | null, 
+/**
+ * Whether the file changed since it was indexed.
+ */
+stale: boolean, };
+
+export type CompletionDto = { 
+/**
+ * `file` or `symbol`.
+ */
+kind: string, 
+/**
+ * What to insert after `@`.
+ */
+value: string, };
+
+export type WatchEventDto = { "kind": "changed", 
+/**
+ * How many paths changed.
+ */
+paths: number, } | { "kind": "indexed", 
+/**
+ * The catalog generation now.
+ */
+generation: number, 
+/**
+ * Files re-chunked.
+ */
+files_changed: number, 
+/**
+ * Files removed.
+ */
+files_deleted: number, } | { "kind": "failed", 
+/**
+ * What went wrong.
+ */
+message: string, };

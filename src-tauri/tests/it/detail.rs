@@ -1,0 +1,167 @@
+//! The row detail, `@` completion, stale-file warnings, the watcher and
+//! saving the prompt.
+
+use crate::support::Harness;
+use loupe_app::dto::{AssemblyDto, ChunkDetailDto, CompletionDto, WatchEventDto};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tauri::Manager;
+use tauri::ipc::{Channel, InvokeResponseBody};
+
+const QUESTION: &str = "how does pack_items choose items?";
+
+#[test]
+fn a_row_detail_shows_the_rendered_chunk_and_its_file() {
+    let h = Harness::new();
+    let root = h.open();
+    let a: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    let best = &a.rows[0];
+    let knobs: serde_json::Value = h.ok("default_knobs", json!({}));
+    let d: ChunkDetailDto = h.ok(
+        "chunk_detail",
+        json!({ "root": root, "id": best.id, "lod": 0, "knobs": knobs }),
+    );
+    assert_eq!(d.path, "src/pack.rs");
+    assert!(d.rendered.contains("pub fn pack_items"));
+    assert_eq!(
+        d.source.as_deref(),
+        std::fs::read_to_string(h.root().join("src/pack.rs"))
+            .ok()
+            .as_deref()
+    );
+    assert!(!d.stale);
+    // A coarser level shows less than the whole body.
+    let sig: ChunkDetailDto = h.ok(
+        "chunk_detail",
+        json!({ "root": root, "id": best.id, "lod": 4, "knobs": knobs }),
+    );
+    assert!(sig.rendered.len() < d.rendered.len(), "{}", sig.rendered);
+
+    let e = h.err(
+        "chunk_detail",
+        json!({ "root": root, "id": 999_999, "lod": 0, "knobs": knobs }),
+    );
+    assert_eq!(e["code"], "bad_request", "{e}");
+}
+
+#[test]
+fn a_file_changed_since_indexing_is_stale() {
+    let h = Harness::new();
+    let root = h.open();
+    let fresh: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    assert!(fresh.stale.is_empty());
+    std::fs::write(
+        h.root().join("src/pack.rs"),
+        "pub fn pack_items() {}\n// edited after indexing\n",
+    )
+    .unwrap();
+    let stale: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    assert_eq!(stale.stale, ["src/pack.rs"]);
+    assert!(
+        stale
+            .report
+            .warnings
+            .iter()
+            .any(|w| w == "stale: src/pack.rs changed since it was indexed")
+    );
+    let id = stale
+        .rows
+        .iter()
+        .find(|r| r.path == "src/pack.rs")
+        .unwrap()
+        .id;
+    let knobs: serde_json::Value = h.ok("default_knobs", json!({}));
+    let d: ChunkDetailDto = h.ok(
+        "chunk_detail",
+        json!({ "root": root, "id": id, "lod": 0, "knobs": knobs }),
+    );
+    assert!(d.stale);
+}
+
+#[test]
+fn at_completion_offers_files_then_symbols() {
+    let h = Harness::new();
+    let root = h.open();
+    let found: Vec<CompletionDto> = h.ok(
+        "complete",
+        json!({ "root": root, "typed": "@pack", "limit": 10 }),
+    );
+    let values: Vec<(&str, &str)> = found
+        .iter()
+        .map(|c| (c.kind.as_str(), c.value.as_str()))
+        .collect();
+    assert!(values.contains(&("file", "src/pack.rs")), "{values:?}");
+    assert!(values.contains(&("symbol", "pack_items")), "{values:?}");
+    let first_symbol = values.iter().position(|v| v.0 == "symbol").unwrap();
+    assert!(values[..first_symbol].iter().all(|v| v.0 == "file"));
+    let none: Vec<CompletionDto> = h.ok(
+        "complete",
+        json!({ "root": root, "typed": "@zzzz", "limit": 10 }),
+    );
+    assert!(none.is_empty());
+}
+
+#[test]
+fn the_watcher_reports_a_changed_file_and_a_new_generation() {
+    let h = Harness::new();
+    let root = h.open();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let channel = Channel::new(move |body: InvokeResponseBody| {
+        let e: WatchEventDto = body.deserialize().unwrap();
+        sink.lock().unwrap().push(e);
+        Ok(())
+    });
+    let app = h.app();
+    tauri::async_runtime::block_on(loupe_app::commands::watch_project(
+        app.state(),
+        root.clone(),
+        channel,
+    ))
+    .unwrap();
+    std::fs::write(
+        h.root().join("src/extra.rs"),
+        "pub fn freshly_added() -> u32 { 7 }\n",
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let seen = events.lock().unwrap().clone();
+        if let Some(WatchEventDto::Indexed { generation, .. }) = seen
+            .iter()
+            .find(|e| matches!(e, WatchEventDto::Indexed { .. }))
+        {
+            assert!(*generation > 1, "{seen:?}");
+            assert!(matches!(seen[0], WatchEventDto::Changed { .. }), "{seen:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no index event: {seen:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let a: AssemblyDto = h.ok(
+        "assemble",
+        h.ask("what does freshly_added return?", json!({})),
+    );
+    assert!(a.rows.iter().any(|r| r.path == "src/extra.rs"));
+    let stopped: bool = h.ok("unwatch_project", json!({ "root": root }));
+    assert!(stopped);
+}
+
+#[test]
+fn the_prompt_is_saved_where_the_user_chose() {
+    let h = Harness::new();
+    let out = h.data().join("prompt.txt");
+    let () = h.ok("save_prompt", json!({ "path": out, "text": "hello" }));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "hello");
+    let e = h.err(
+        "save_prompt",
+        json!({ "path": "relative.txt", "text": "x" }),
+    );
+    assert_eq!(e["code"], "bad_request");
+    let e = h.err(
+        "save_prompt",
+        json!({ "path": h.data().join("no/such/dir/p.txt"), "text": "x" }),
+    );
+    assert_eq!(e["code"], "storage");
+}
