@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
@@ -163,6 +163,51 @@ test('open a project, ask, hide a folder with weight 0, lower the budget', async
   );
   assert.ok(previewed.includes('<question>'), 'the preview holds the prompt');
   assert.equal(readClipboard(), previewed);
+});
+
+test('pin a chunk and see it survive a tiny budget; its detail shows the source', async () => {
+  // Still the first test's project and question; make the budget tiny.
+  await setInput('budget-input', '150', 'change');
+  await browser.waitUntil(
+    () => browser.execute(() => document.querySelector('[data-testid="chunk-row"][data-status="dropped"]') !== null),
+    { timeout: UI_TIMEOUT_MS, timeoutMsg: 'no dropped row at a budget of 150' },
+  );
+  const target = await browser.execute(() => {
+    const r = document.querySelector('[data-testid="chunk-row"][data-status="dropped"]');
+    return { id: r?.getAttribute('data-id') ?? '', path: r?.getAttribute('data-path') ?? '' };
+  });
+  const rowSel = `[data-testid="chunk-row"][data-id="${target.id}"]`;
+  await (await browser.$(`${rowSel} [data-testid="pin-button"]`)).click();
+  await browser.waitUntil(
+    () =>
+      browser.execute((sel) => {
+        const r = document.querySelector(sel);
+        return r?.getAttribute('data-pinned') === 'true' && ['included', 'degraded'].includes(r.getAttribute('data-status') ?? '');
+      }, rowSel),
+    { timeout: UI_TIMEOUT_MS, timeoutMsg: `pinned ${target.path} did not make it into the prompt` },
+  );
+  const rank = await (await browser.$(rowSel)).getAttribute('data-rank');
+  assert.equal(rank, '1', 'a pinned chunk scores 1.0 and ranks first');
+  const prompt = await browser.execute(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '');
+  assert.ok(prompt.includes(target.path), `the prompt cites ${target.path}`);
+  assert.equal(await (await byId('truncation')).getAttribute('data-truncated'), 'true', 'the budget is still tight');
+
+  // Click the row: the chunk as in the prompt, next to its file on disk.
+  await (await browser.$(`${rowSel} .path`)).click();
+  await (await byId('detail-source')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  await browser.waitUntil(async () => (await (await byId('detail-rendered')).getText()) !== 'Loading…', { timeout: UI_TIMEOUT_MS });
+  const source = await browser.execute(() => document.querySelector('[data-testid="detail-source"]')?.textContent ?? '');
+  const onDisk = readFileSync(join(project, target.path), 'utf8');
+  assert.ok(source.includes(onDisk.split('\n')[0]), 'the detail shows the file as it is on disk');
+  await screenshot('app-pinned.png');
+  await (await byId('detail-close')).click();
+
+  // The pin is listed in the knobs panel and can be removed there.
+  await (await byId('unpin')).click();
+  await browser.waitUntil(
+    () => browser.execute((sel) => document.querySelector(sel)?.getAttribute('data-pinned') !== 'true', rowSel),
+    { timeout: UI_TIMEOUT_MS, timeoutMsg: 'unpin did not take effect' },
+  );
 });
 
 test('dropping a folder on the window opens it (a real X drag and drop)', async () => {

@@ -241,3 +241,239 @@ test('a lower budget drops more and reports truncation; copy confirms', async ()
   assert.equal(copied[0], await p.getByTestId('prompt-preview').innerText());
   await p.close();
 });
+
+const row = (p, path) => p.locator(`[data-testid="chunk-row"][data-path="${path}"]`);
+
+test('pinning a dropped row includes it at score 1; a reload keeps the pin; unpin restores', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('budget-input').fill('900');
+  await p.getByTestId('budget-input').press('Enter');
+  await p.locator('[data-testid="truncation"][data-truncated="true"]').waitFor();
+  const readme = row(p, 'README.md');
+  assert.equal(await readme.getAttribute('data-status'), 'dropped');
+
+  await readme.getByTestId('pin-button').click();
+  await p.locator('[data-testid="chunk-row"][data-path="README.md"][data-status="included"]').waitFor();
+  assert.equal(await readme.getAttribute('data-rank'), '1');
+  assert.equal(await readme.getAttribute('data-marked'), 'pin');
+  assert.match(await p.getByTestId('prompt-preview').innerText(), /README\.md/);
+  assert.match(await p.getByTestId('selection').innerText(), /README\.md/);
+  const marks = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'mark'));
+  assert.deepEqual(marks[0].args.target, { kind: 'chunk', path: 'README.md', symbol: null, start_line: 111 });
+  assert.equal(marks[0].args.mark, 'pin');
+
+  // A restart: the pin and the budget come back from the project's prefs.
+  await p.waitForFunction(() => window.__loupeMock.calls.some((c) => c.cmd === 'save_knobs' && c.args.knobs.budget === 900));
+  await p.reload();
+  await p.getByTestId('path-input').fill('/mock/small');
+  await p.getByTestId('open-button').click();
+  await p.getByTestId('status').waitFor();
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '900');
+  await ask(p);
+  await p.locator('[data-testid="chunk-row"][data-path="README.md"][data-marked="pin"]').waitFor();
+
+  await row(p, 'README.md').getByTestId('pin-button').click();
+  await p.locator('[data-testid="chunk-row"][data-path="README.md"][data-status="dropped"]').waitFor();
+  await p.getByTestId('selection').waitFor({ state: 'detached' });
+  await p.close();
+});
+
+test('banning a row takes it out of the prompt and lists it as banned', async () => {
+  const p = await page();
+  await ask(p);
+  await row(p, 'src/pack.rs').getByTestId('ban-button').click();
+  await p.locator('[data-testid="chunk-row"][data-path="src/pack.rs"][data-status="banned"]').waitFor();
+  assert.doesNotMatch(await p.getByTestId('prompt-preview').innerText(), /src\/pack\.rs/);
+  await p.getByTestId('unban').click();
+  await p.locator('[data-testid="chunk-row"][data-path="src/pack.rs"][data-status="included"]').waitFor();
+  await p.close();
+});
+
+test('clicking a row shows it as in the prompt next to its source; pin the file from there', async () => {
+  const p = await page();
+  await ask(p);
+  await row(p, 'src/render.rs').click();
+  const d = p.getByTestId('row-detail');
+  await d.waitFor();
+  await p.waitForFunction(() => document.querySelector('[data-testid="detail-rendered"]')?.textContent?.includes('fn render'));
+  const source = await p.getByTestId('detail-source').innerText();
+  assert.match(source, /src\/render\.rs line 120/);
+  // The chunk's lines are marked in the source.
+  assert.ok((await p.locator('[data-testid="detail-source"] .line.in').count()) === 9);
+  await p.getByTestId('detail-lod').selectOption('4');
+  await p.waitForFunction(() => document.querySelector('[data-testid="detail-rendered"]')?.textContent?.includes('…'));
+  const calls = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'chunk_detail'));
+  assert.deepEqual(calls.map((c) => c.args.lod), [0, 4]);
+
+  await p.getByTestId('detail-pin-file').click();
+  await p.locator('[data-testid="chunk-row"][data-path="src/render.rs"][data-marked="pin"]').waitFor();
+  assert.equal(await p.getByTestId('detail-pin-file').innerText(), 'Unpin file');
+  await p.keyboard.press('Escape');
+  await d.waitFor({ state: 'detached' });
+  await p.close();
+});
+
+test('an unreadable source is explained in the detail', async () => {
+  const p = await page('/mock/unreadable');
+  await ask(p);
+  await p.getByTestId('chunk-row').first().click();
+  assert.match(await p.getByTestId('detail-source-error').innerText(), /permission denied/);
+  await p.close();
+});
+
+test('every new knob re-assembles with its value', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('report').waitFor();
+  const lastKnobs = async () => {
+    const calls = await assembleCalls(p);
+    return calls[calls.length - 1].args.knobs;
+  };
+  const changes = [
+    [() => p.getByTestId('recency-weight').fill('0.2'), (k) => k.recency_weight === 0.2],
+    [async () => { await p.getByTestId('recency-half-life').fill('7'); await p.getByTestId('recency-half-life').press('Enter'); }, (k) => k.recency_half_life_days === 7],
+    [async () => { await p.getByTestId('k-input').fill('5'); await p.getByTestId('k-input').press('Enter'); }, (k) => k.k === 5],
+    [() => p.getByTestId('min-score-toggle').check(), (k) => k.min_score === 0.2],
+    [() => p.getByTestId('min-score').fill('0.5'), (k) => k.min_score === 0.5],
+    [async () => { await p.getByTestId('answer-reserve').fill('1024'); await p.getByTestId('answer-reserve').press('Enter'); }, (k) => k.answer_reserve === 1024],
+    [() => p.getByTestId('toggle-sources').uncheck(), (k) => k.toggles.sources === false],
+    [() => p.getByTestId('toggle-scores').check(), (k) => k.toggles.scores === true],
+    [() => p.getByTestId('toggle-structured').check(), (k) => k.toggles.structured === true],
+    [() => p.getByTestId('toggle-sanitize').uncheck(), (k) => k.sanitize === false],
+    [() => p.getByTestId('toggle-redact').uncheck(), (k) => k.redact_secrets === false],
+    [() => p.getByTestId('type-override').selectOption('debugging'), (k) => k.question_type === 'debugging'],
+    [() => p.getByTestId('intent-override').selectOption('tests'), (k) => k.intent === 'tests'],
+  ];
+  for (const [act, check] of changes) {
+    await act();
+    await p.waitForFunction(
+      (src) => {
+        const calls = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble');
+        return new Function('k', `return (${src})(k)`)(calls[calls.length - 1].args.knobs);
+      },
+      check.toString(),
+    );
+  }
+  const k = await lastKnobs();
+  assert.equal(k.question_type, 'debugging');
+  assert.match(await p.getByTestId('detected').innerText(), /debugging · tests/);
+  // Sources off: no citations in the prompt.
+  assert.doesNotMatch(await p.getByTestId('prompt-preview').innerText(), /source="@/);
+  // Min score 0.5 dropped the weakest rows for that reason.
+  assert.match(await p.getByTestId('chunk-table').innerText(), /below the minimum score/);
+  await p.close();
+});
+
+test('knobs persist per project over the team defaults; reset goes back to them', async () => {
+  const p = await page('/mock/team');
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '3000');
+  assert.match(await p.getByTestId('settings-warning').innerText(), /unknown knob `colour`/);
+  await p.getByTestId('primer-boost').fill('0.6');
+  await p.waitForFunction(() => window.__loupeMock.calls.some((c) => c.cmd === 'save_knobs' && c.args.knobs.primer_boost === 0.6));
+  await p.reload();
+  await p.getByTestId('path-input').fill('/mock/team');
+  await p.getByTestId('open-button').click();
+  await p.getByTestId('status').waitFor();
+  assert.equal(await p.getByTestId('primer-boost').inputValue(), '0.6');
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '3000');
+  await p.getByTestId('knobs-reset').click();
+  assert.equal(await p.getByTestId('primer-boost').inputValue(), '0.25');
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '3000');
+  await p.close();
+});
+
+test('presets are saved and applied', async () => {
+  const p = await page();
+  await p.getByTestId('budget-input').fill('1234');
+  await p.getByTestId('budget-input').press('Enter');
+  await p.getByTestId('preset-name').fill('tight');
+  await p.getByTestId('preset-save').click();
+  await p.getByTestId('budget-input').fill('5000');
+  await p.getByTestId('budget-input').press('Enter');
+  await p.getByTestId('preset-select').selectOption('tight');
+  await p.getByTestId('preset-apply').click();
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '1234');
+  await p.getByTestId('preset-delete').click();
+  assert.equal(await p.locator('[data-testid="preset-select"] option').count(), 1);
+  await p.close();
+});
+
+test('recent projects are listed on the open screen and reopen in one click', async () => {
+  const p = await page();
+  await p.reload();
+  const list = p.getByTestId('recent-list');
+  await list.waitFor();
+  assert.match(await list.innerText(), /\/mock\/small/);
+  await p.getByTestId('recent-open').first().click();
+  await p.getByTestId('status').waitFor();
+  assert.equal(await p.getByTestId('status-root').innerText(), '/mock/small');
+  await p.reload();
+  await p.getByTestId('recent-forget').first().click();
+  await list.waitFor({ state: 'detached' });
+  await p.close();
+});
+
+test('the watcher indicator shows a change and the table re-assembles', async () => {
+  const p = await page();
+  await ask(p);
+  await p.locator('[data-testid="watch-status"][data-state="watching"]').waitFor();
+  const before = Number(await p.getByTestId('assemble-count').innerText());
+  await p.evaluate(() => window.__loupeMock.emitWatch({ kind: 'changed', paths: 1 }));
+  await p.locator('[data-testid="watch-status"][data-state="updating"]').waitFor();
+  await p.evaluate(() => window.__loupeMock.emitWatch({ kind: 'indexed', generation: 2, files_changed: 1, files_deleted: 0 }));
+  await p.locator('[data-testid="watch-status"][data-state="updated"]').waitFor();
+  assert.match(await p.getByTestId('watch-status').innerText(), /index updated · 1 file/);
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid="assemble-count"]')?.textContent) > n, before);
+  await p.close();
+});
+
+test('@ autocompletes files and symbols from the keyboard', async () => {
+  const p = await page();
+  const box = p.getByTestId('question-input');
+  await box.fill('explain ');
+  await box.pressSequentially('@rend');
+  await p.getByTestId('mention-list').waitFor();
+  const values = await p.getByTestId('mention-option').evaluateAll((els) => els.map((e) => e.getAttribute('data-value')));
+  assert.deepEqual(values, ['src/render.rs', 'tests/render_test.rs', 'render', 'renders_xml']);
+  await box.press('ArrowDown');
+  await box.press('ArrowDown');
+  await box.press('Enter');
+  assert.equal(await box.inputValue(), 'explain @render ');
+  await p.getByTestId('mention-list').waitFor({ state: 'detached' });
+  // Enter with no list open asks the question.
+  await box.press('Enter');
+  await p.getByTestId('chunk-table').waitFor();
+  await p.close();
+});
+
+test('save as file writes the prompt through our command; stale and redaction flags show', async () => {
+  const p = await page('/mock/stale');
+  await ask(p);
+  await p.getByTestId('save-button').click();
+  await p.getByTestId('copy-confirm').waitFor();
+  assert.match(await p.getByTestId('copy-confirm').innerText(), /Saved .* to \/mock\/out\/prompt\.xml/);
+  const saved = await p.evaluate(() => window.__loupeMock.saved);
+  assert.equal(saved[0].text, await p.getByTestId('prompt-preview').innerText());
+  assert.match(await p.getByTestId('stale-flag').innerText(), /1 stale file/);
+  assert.ok((await p.getByTestId('warning').allInnerTexts()).some((w) => /stale: src\/pack\.rs/.test(w)));
+  await p.close();
+
+  const q = await page('/mock/secret');
+  await ask(q);
+  assert.match(await q.getByTestId('redaction-flag').innerText(), /1 redacted/);
+  assert.match(await q.getByTestId('prompt-preview').innerText(), /\[REDACTED:aws-access-key\]/);
+  await q.getByTestId('toggle-redact').uncheck();
+  await q.getByTestId('redaction-flag').waitFor({ state: 'detached' });
+  await q.close();
+});
+
+test('Ctrl+Shift+C copies the prompt', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('report').waitFor();
+  await p.keyboard.press('Control+Shift+C');
+  await p.getByTestId('copy-confirm').waitFor();
+  assert.equal((await p.evaluate(() => window.__loupeMock.copied)).length, 1);
+  await p.close();
+});

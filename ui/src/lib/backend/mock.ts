@@ -7,16 +7,26 @@
 //   …/long     → a candidate with a very long path
 //   …/empty    → no candidates
 //   …/slow     → indexing takes ~5 s of progress and can be cancelled
+//   …/team     → a project with a `.loupe.toml` (budget 3000, one bad key)
 //   otherwise  → 12 candidates over src/, tests/ and docs/
 // A question containing "fail" makes `assemble` fail with `bad_request`.
+// Pins, bans, saved knobs, presets and recent projects live in
+// localStorage, so a reload behaves like a restart; tests fire watcher
+// events with `window.__loupeMock.emitWatch(event)`.
 
 import {
   BackendError,
   type AssemblyDto,
   type Backend,
+  type CompletionDto,
   type KnobsDto,
+  type PresetDto,
+  type RecentDto,
   type RowDto,
   type RowStatus,
+  type SelectionDto,
+  type TargetDto,
+  type WatchEventDto,
 } from './types';
 
 interface Call {
@@ -25,10 +35,34 @@ interface Call {
 }
 declare global {
   interface Window {
-    __loupeMock: { calls: Call[]; copied: string[] };
+    __loupeMock: {
+      calls: Call[];
+      copied: string[];
+      saved: { path: string; text: string }[];
+      emitWatch: (e: WatchEventDto) => void;
+    };
   }
 }
-window.__loupeMock = { calls: [], copied: [] };
+let watchHandler: ((e: WatchEventDto) => void) | null = null;
+window.__loupeMock = {
+  calls: [],
+  copied: [],
+  saved: [],
+  emitWatch: (e) => watchHandler?.(e),
+};
+
+/** Persisted mock state (a reload is a restart). */
+function stored<T>(key: string, fallback: T): T {
+  try {
+    const raw = localStorage.getItem(`loupe-mock:${key}`);
+    return raw ? (JSON.parse(raw) as T) : fallback;
+  } catch {
+    return fallback;
+  }
+}
+function store(key: string, value: unknown) {
+  localStorage.setItem(`loupe-mock:${key}`, JSON.stringify(value));
+}
 const log = (cmd: string, args: unknown) =>
   window.__loupeMock.calls.push({ cmd, args: JSON.parse(JSON.stringify(args ?? null)) });
 
@@ -38,9 +72,18 @@ const DEFAULT_KNOBS: KnobsDto = {
   budget_unit: 'tokens',
   path_weights: [],
   primer_boost: 0.25,
-  k: 20,
+  k: null,
   lod: true,
   format: 'xml',
+  recency_weight: 0.05,
+  recency_half_life_days: 30,
+  min_score: null,
+  answer_reserve: 4096,
+  toggles: { sources: true, scores: false, structured: false, lost_in_middle: false },
+  sanitize: true,
+  redact_secrets: true,
+  intent: null,
+  question_type: null,
 };
 const MODEL_BUDGET = 8000;
 
@@ -107,13 +150,26 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
     .filter((w) => w.glob.trim() !== '')
     .map((w) => ({ ...w, re: globToRegExp(w.glob.trim()) }));
   const budget = knobs.budget ?? MODEL_BUDGET;
-  const scored = candidatesFor(root).map((c, i) => {
-    const rule = rules.find((r) => r.re.test(c.path));
-    const pathWeight = rule ? rule.weight : 1;
-    const primer = c.path === 'README.md' ? knobs.primer_boost : 0;
-    const score = Math.min(0.9, (c.relevance + primer) * pathWeight);
-    return { c, i, rule, pathWeight, primer, score };
-  });
+  const sel = selectionOf(root);
+  const markOf = (c: Candidate, i: number) => {
+    const hit = (t: TargetDto) =>
+      t.path === c.path && (t.kind === 'file' || t.start_line === startLine(i));
+    const pin = sel.pinned.find(hit);
+    if (pin) return { mark: 'pin' as const, target: pin };
+    const ban = sel.banned.find(hit);
+    return ban ? { mark: 'ban' as const, target: ban } : null;
+  };
+  const all = candidatesFor(root).map((c, i) => ({ c, i, marked: markOf(c, i) }));
+  const scored = all
+    .filter((x) => x.marked?.mark !== 'ban')
+    .map(({ c, i, marked }) => {
+      const rule = rules.find((r) => r.re.test(c.path));
+      const pathWeight = rule ? rule.weight : 1;
+      const primer = c.path === 'README.md' ? knobs.primer_boost : 0;
+      const pinned = marked?.mark === 'pin';
+      const score = pinned ? 1 : Math.min(0.9, (c.relevance + primer) * pathWeight);
+      return { c, i, rule, pathWeight, primer, score, pinned, marked };
+    });
   scored.sort((a, b) => b.score - a.score);
   let used = 200;
   let dropped = 0;
@@ -121,9 +177,13 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
   const rows: RowDto[] = scored.map((s, rank) => {
     let status: RowStatus = 'included';
     let reason: string | null = null;
-    if (s.pathWeight === 0 && s.rule) {
+    if (s.pinned) used += s.c.tokens;
+    else if (s.pathWeight === 0 && s.rule) {
       status = 'hidden';
       reason = `hidden by path weight ${s.rule.glob.trim()}`;
+    } else if (knobs.min_score !== null && s.score < knobs.min_score) {
+      status = 'dropped';
+      reason = 'below the minimum score';
     } else if (used + s.c.tokens > budget) {
       status = 'dropped';
       reason = `over budget (needs ${s.c.tokens})`;
@@ -137,8 +197,8 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
       id: s.i + 1,
       rank: rank + 1,
       path: s.c.path,
-      start_line: 1 + (s.i % 50) * 10,
-      end_line: 9 + (s.i % 50) * 10,
+      start_line: startLine(s.i),
+      end_line: startLine(s.i) + 8,
       symbol: s.c.symbol,
       section: s.c.path.startsWith('docs/') ? 'retrieved_docs' : 'retrieved_code',
       score: {
@@ -153,22 +213,45 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
         multiplier: s.pathWeight,
         path_weight: s.pathWeight,
         path_rule: s.rule ? s.rule.glob : null,
-        pinned: false,
+        pinned: s.pinned,
       },
       lod: status === 'included' ? 0 : null,
       tokens: status === 'included' ? s.c.tokens : 0,
       status,
       reason,
+      marked: s.marked,
     };
   });
+  for (const b of all.filter((x) => x.marked?.mark === 'ban')) {
+    rows.push({
+      id: b.i + 1,
+      rank: rows.length + 1,
+      path: b.c.path,
+      start_line: startLine(b.i),
+      end_line: startLine(b.i) + 8,
+      symbol: b.c.symbol,
+      section: '',
+      score: { score: 0, lexical: 0, vector: 0, symbol: 0, graph: 0, path_terms: 0, primer: 0, recency: 0, multiplier: 0, path_weight: 0, path_rule: null, pinned: false },
+      lod: null,
+      tokens: 0,
+      status: 'banned',
+      reason: 'banned by you',
+      marked: b.marked,
+    });
+  }
   const included = rows.filter((r) => r.status === 'included');
+  const source = (r: RowDto) => (knobs.toggles.sources ? ` source="@${r.path}:${r.start_line}-${r.end_line}"` : '');
+  const secret = knobs.redact_secrets ? '[REDACTED:aws-access-key]' : 'AKIAIOSFODNN7EXAMPLF';
   const prompt = [
     '<instructions>Answer using the code below.</instructions>',
     '<documents>',
-    ...included.slice(0, 200).map((r) => `<document source="@${r.path}:${r.start_line}-${r.end_line}">…</document>`),
+    ...included.slice(0, 200).map((r) => `<document${source(r)}>…</document>`),
     '</documents>',
+    root.endsWith('/secret') ? `<document>key = ${secret}</document>` : '',
     `<question>${question}</question>`,
   ].join('\n');
+  const stale = root.endsWith('/stale') ? ['src/pack.rs'] : [];
+  const missing = sel.pinned.filter((t) => !all.some((x) => x.c.path === t.path));
   return {
     rows,
     prompt,
@@ -186,13 +269,34 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
         { section: 'retrieved_code', size: used - 200 },
         { section: 'question', size: 80 },
       ],
-      question_type: 'explanation',
-      intent: 'code',
+      question_type: knobs.question_type ?? 'code_explanation',
+      intent: knobs.intent ?? 'code',
       categories: ['architecture'],
-      warnings: [],
-      redactions: 0,
+      warnings: [
+        ...missing.map((t) => `pinned ${t.path} names nothing in the index now`),
+        ...stale.map((p) => `stale: ${p} changed since it was indexed`),
+      ],
+      redactions: root.endsWith('/secret') && knobs.redact_secrets ? 1 : 0,
     },
+    stale,
   };
+}
+
+const startLine = (i: number) => 1 + (i % 50) * 10;
+
+function selectionOf(root: string): SelectionDto {
+  return stored(`selection:${root}`, { pinned: [], banned: [] });
+}
+
+function teamKnobs(root: string): { knobs: KnobsDto; warnings: string[] } {
+  const knobs = structuredClone(DEFAULT_KNOBS);
+  if (!root.endsWith('/team')) return { knobs, warnings: [] };
+  knobs.budget = 3000;
+  return { knobs, warnings: ['.loupe.toml: unknown knob `colour` ignored'] };
+}
+
+function sourceOf(path: string): string {
+  return Array.from({ length: 120 }, (_, i) => `// ${path} line ${i + 1}`).join('\n');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -222,6 +326,9 @@ export const mockBackend: Backend = {
       await sleep(60);
     }
     openRoot = path;
+    const recent = stored<RecentDto[]>('recent', []).filter((r) => r.root !== path);
+    recent.unshift({ root: path, opened_at: Math.floor(Date.now() / 1000) });
+    store('recent', recent.slice(0, 12));
     const n = candidatesFor(path).length;
     return {
       status: { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [] },
@@ -258,6 +365,114 @@ export const mockBackend: Backend = {
     if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
     if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
     return mockAssemble(root, question, knobs);
+  },
+  async projectSettings(root) {
+    log('project_settings', { root });
+    const team = teamKnobs(root);
+    const changes = stored<Partial<KnobsDto>>(`knobs:${root}`, {});
+    return {
+      knobs: { ...team.knobs, ...changes },
+      team_knobs: team.knobs,
+      team_file: root.endsWith('/team'),
+      warnings: team.warnings,
+      selection: selectionOf(root),
+    };
+  },
+  async saveKnobs(root, knobs) {
+    log('save_knobs', { root, knobs });
+    const team = teamKnobs(root).knobs as unknown as Record<string, unknown>;
+    const changes = Object.fromEntries(
+      Object.entries(knobs).filter(([k, v]) => JSON.stringify(team[k]) !== JSON.stringify(v)),
+    );
+    store(`knobs:${root}`, changes);
+  },
+  async mark(root, target, mark) {
+    log('mark', { root, target, mark });
+    const sel = selectionOf(root);
+    const same = (t: TargetDto) => JSON.stringify(t) === JSON.stringify(target);
+    sel.pinned = sel.pinned.filter((t) => !same(t));
+    sel.banned = sel.banned.filter((t) => !same(t));
+    if (mark === 'pin') sel.pinned.push(target);
+    if (mark === 'ban') sel.banned.push(target);
+    store(`selection:${root}`, sel);
+    return sel;
+  },
+  async presets() {
+    return stored<PresetDto[]>('presets', []);
+  },
+  async savePreset(name, knobs) {
+    log('save_preset', { name, knobs });
+    if (!name.trim()) throw new BackendError('bad_request', 'a preset needs a name');
+    const list = stored<PresetDto[]>('presets', []).filter((p) => p.name !== name.trim());
+    list.push({ name: name.trim(), knobs });
+    list.sort((a, b) => a.name.localeCompare(b.name));
+    store('presets', list);
+    return list;
+  },
+  async deletePreset(name) {
+    const list = stored<PresetDto[]>('presets', []).filter((p) => p.name !== name);
+    store('presets', list);
+    return list;
+  },
+  async recentProjects() {
+    return stored<RecentDto[]>('recent', []);
+  },
+  async forgetRecent(root) {
+    const list = stored<RecentDto[]>('recent', []).filter((r) => r.root !== root);
+    store('recent', list);
+    return list;
+  },
+  async chunkDetail(root, id, lod, knobs) {
+    log('chunk_detail', { root, id, lod, knobs });
+    const i = id - 1;
+    const c = candidatesFor(root)[i];
+    if (!c) throw new BackendError('bad_request', `chunk ${id} is no longer in the index`);
+    const start = startLine(i);
+    const body = lod >= 4 ? `fn ${c.symbol ?? 'item'}(…) { … }` : `fn ${c.symbol ?? 'item'}() {\n    // the whole body\n}`;
+    return {
+      id,
+      path: c.path,
+      start_line: start,
+      end_line: start + 8,
+      symbol: c.symbol,
+      lod,
+      rendered: body,
+      redactions: 0,
+      source: root.endsWith('/unreadable') ? null : sourceOf(c.path),
+      source_error: root.endsWith('/unreadable') ? `reading ${c.path}: permission denied` : null,
+      stale: root.endsWith('/stale') && c.path === 'src/pack.rs',
+    };
+  },
+  async complete(root, typed, limit) {
+    log('complete', { root, typed, limit });
+    const needle = typed.replace(/^@/, '').toLowerCase();
+    if (!needle) return [];
+    const cands = candidatesFor(root);
+    const files: CompletionDto[] = cands
+      .filter((c) => c.path.toLowerCase().includes(needle))
+      .map((c) => ({ kind: 'file', value: c.path }));
+    const symbols: CompletionDto[] = cands
+      .filter((c) => c.symbol?.toLowerCase().includes(needle))
+      .map((c) => ({ kind: 'symbol', value: c.symbol ?? '' }));
+    return [...files, ...symbols].slice(0, limit);
+  },
+  async watchProject(root, onEvent) {
+    log('watch_project', { root });
+    watchHandler = onEvent;
+  },
+  async unwatchProject(root) {
+    log('unwatch_project', { root });
+    const had = watchHandler !== null;
+    watchHandler = null;
+    return had;
+  },
+  async pickSaveFile(defaultName) {
+    return `/mock/out/${defaultName}`;
+  },
+  async savePrompt(path, text) {
+    log('save_prompt', { path });
+    if (path.includes('readonly')) throw new BackendError('storage', `writing ${path}: permission denied`);
+    window.__loupeMock.saved.push({ path, text });
   },
   async pickFolder() {
     return '/mock/small';

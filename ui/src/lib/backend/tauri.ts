@@ -2,9 +2,9 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { getCurrentWebview } from '@tauri-apps/api/webview';
-import { open } from '@tauri-apps/plugin-dialog';
+import { open, save } from '@tauri-apps/plugin-dialog';
 import { writeText } from '@tauri-apps/plugin-clipboard-manager';
-import { BackendError, type Backend, type IndexEvent } from './types';
+import { BackendError, type Backend, type IndexEvent, type WatchEventDto } from './types';
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
   try {
@@ -26,6 +26,27 @@ export const tauriBackend: Backend = {
   models: () => call('models'),
   defaultKnobs: () => call('default_knobs'),
   assemble: (root, question, knobs) => call('assemble', { root, question, knobs }),
+  projectSettings: (root) => call('project_settings', { root }),
+  saveKnobs: (root, knobs) => call('save_knobs', { root, knobs }),
+  mark: (root, target, mark) => call('mark', { root, target, mark }),
+  presets: () => call('presets'),
+  savePreset: (name, knobs) => call('save_preset', { name, knobs }),
+  deletePreset: (name) => call('delete_preset', { name }),
+  recentProjects: () => call('recent_projects'),
+  forgetRecent: (root) => call('forget_recent', { root }),
+  chunkDetail: (root, id, lod, knobs) => call('chunk_detail', { root, id, lod, knobs }),
+  complete: (root, typed, limit) => call('complete', { root, typed, limit }),
+  watchProject(root, onEvent) {
+    const channel = new Channel<WatchEventDto>();
+    channel.onmessage = onEvent;
+    return call('watch_project', { root, onEvent: channel });
+  },
+  unwatchProject: (root) => call('unwatch_project', { root }),
+  async pickSaveFile(defaultName) {
+    const picked = await save({ title: 'Save the prompt', defaultPath: defaultName });
+    return typeof picked === 'string' ? picked : null;
+  },
+  savePrompt: (path, text) => call('save_prompt', { path, text }),
   async pickFolder() {
     const picked = await open({ directory: true, multiple: false, title: 'Open a project' });
     return typeof picked === 'string' ? picked : null;

@@ -3,14 +3,23 @@
 
 import type {
   AssemblyDto,
+  ChunkDetailDto,
+  CompletionDto,
   DiagnosticDto,
   ErrorCode,
   ErrorDto,
   IndexEvent,
   KnobsDto,
+  MarkDto,
   ModelDto,
   OpenedDto,
+  PresetDto,
+  ProjectSettingsDto,
+  RecentDto,
+  SelectionDto,
   StatusDto,
+  TargetDto,
+  WatchEventDto,
 } from '../generated/dto';
 
 export type * from '../generated/dto';
@@ -47,6 +56,28 @@ export interface Backend {
   models(): Promise<ModelDto[]>;
   defaultKnobs(): Promise<KnobsDto>;
   assemble(root: string, question: string, knobs: KnobsDto): Promise<AssemblyDto>;
+  /** Knobs (defaults ← `.loupe.toml` ← saved changes), pins and bans of an open project. */
+  projectSettings(root: string): Promise<ProjectSettingsDto>;
+  /** Remember the project's knobs (stored as differences from the team's defaults). */
+  saveKnobs(root: string, knobs: KnobsDto): Promise<void>;
+  /** Pin, ban or clear a chunk or file; returns every pin and ban. */
+  mark(root: string, target: TargetDto, mark: MarkDto): Promise<SelectionDto>;
+  presets(): Promise<PresetDto[]>;
+  savePreset(name: string, knobs: KnobsDto): Promise<PresetDto[]>;
+  deletePreset(name: string): Promise<PresetDto[]>;
+  recentProjects(): Promise<RecentDto[]>;
+  forgetRecent(root: string): Promise<RecentDto[]>;
+  /** A chunk as the prompt shows it at `lod`, and its whole file now. */
+  chunkDetail(root: string, id: number, lod: number, knobs: KnobsDto): Promise<ChunkDetailDto>;
+  /** Files and symbols completing an `@` mention. */
+  complete(root: string, typed: string, limit: number): Promise<CompletionDto[]>;
+  /** Keep the project's index fresh; `onEvent` hears about changes. */
+  watchProject(root: string, onEvent: (e: WatchEventDto) => void): Promise<void>;
+  unwatchProject(root: string): Promise<boolean>;
+  /** Ask the user for a file to save to; `null` when they cancel. */
+  pickSaveFile(defaultName: string): Promise<string | null>;
+  /** Write `text` to `path` (a file the user chose). */
+  savePrompt(path: string, text: string): Promise<void>;
   /** Ask the user for a folder; `null` when they cancel. */
   pickFolder(): Promise<string | null>;
   /** Put `text` on the system clipboard. */
