@@ -34,6 +34,7 @@ pub mod diagnostic;
 pub mod embed;
 mod error;
 pub mod eval;
+pub mod golden;
 pub mod lang;
 pub mod lexical;
 pub mod progress;
