@@ -1,11 +1,13 @@
 //! Subcommand bodies: build config, call the engine once, print.
 
 use crate::progress::Bar;
-use crate::{Cli, Command, EmbedderArg, FormatArg};
+use crate::{Cli, Command, EmbedderArg, FormatArg, ReportFormat};
 use anyhow::{Context, Result, bail};
 use loupe_assemble::render::Format;
+use loupe_assemble::report::DropReason;
 use loupe_assemble::{Budget, Knobs};
 use loupe_engine::embed::{Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder};
+use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
 use std::path::Path;
 use std::sync::Arc;
@@ -31,6 +33,12 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
         Command::Watch { path } => watch(&cli, path).await,
         Command::Query { path, question, .. } => query(&cli, path, question).await,
         Command::Eval(args) => crate::eval::run(&cli, args).await,
+        Command::Golden {
+            path,
+            file,
+            budget,
+            format,
+        } => run_golden(&cli, path, file.as_deref(), *budget, *format).await,
     }
 }
 
@@ -87,14 +95,19 @@ pub(crate) fn cancel_on_ctrl_c() -> CancelToken {
     cancel
 }
 
-async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
-    let project = open(cli, path).await?;
+/// An incremental index pass with a progress bar; Ctrl+C cancels it.
+async fn index_with_bar(project: &Project, path: &Path) -> Result<IndexReport> {
     let cancel = cancel_on_ctrl_c();
     let bar = Bar::new();
     let sink = |p| bar.update(p);
     let result = project.index(&sink, &cancel).await;
     bar.finish();
-    let report = result.with_context(|| format!("indexing {}", path.display()))?;
+    result.with_context(|| format!("indexing {}", path.display()))
+}
+
+async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
+    let project = open(cli, path).await?;
+    let report = index_with_bar(&project, path).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -368,5 +381,126 @@ fn print_items(a: &loupe_assemble::Assembly) {
     }
     for w in &r.warnings {
         eprintln!("warning: {w}");
+    }
+}
+
+async fn run_golden(
+    cli: &Cli,
+    path: &Path,
+    file: Option<&Path>,
+    budget: Option<u32>,
+    format: ReportFormat,
+) -> Result<()> {
+    let file = file.map_or_else(|| path.join(golden::GOLDEN_FILE), Path::to_path_buf);
+    if !file.exists() {
+        bail!(
+            "no golden questions at {} (see `loupe golden --help` for the format)",
+            file.display()
+        );
+    }
+    let questions = golden::load(&file).map_err(|e| match e {
+        GoldenError::Io { .. } => anyhow::anyhow!(e),
+        other => anyhow::anyhow!("{}: {other}", file.display()),
+    })?;
+    let project = open(cli, path).await?;
+    index_with_bar(&project, path).await?;
+    let base = Knobs {
+        budget: budget.map(Budget::Tokens),
+        ..Knobs::default()
+    };
+    let report = golden::check(&project, &questions, &base).await?;
+    match format {
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        ReportFormat::Table => print_golden(&report),
+    }
+    if !report.passed() {
+        bail!(
+            "{} of {} expected items are not in their prompts",
+            report.expected - report.found,
+            report.expected
+        );
+    }
+    Ok(())
+}
+
+fn print_golden(report: &GoldenReport) {
+    for q in &report.questions {
+        let verdict = if q.found() == q.items.len() {
+            "ok"
+        } else {
+            "FAIL"
+        };
+        let size = match &q.error {
+            Some(e) => format!("error: {e}"),
+            None => format!("{} of {} {}, {}", q.used, q.budget, q.unit, q.model),
+        };
+        println!("line {:<4} {verdict:<4}  {:?}  ({size})", q.line, q.ask);
+        for item in &q.items {
+            let (kind, name) = match &item.expected {
+                Expected::File(p) => ("file", p.as_str()),
+                Expected::Symbol(s) => ("symbol", s.as_str()),
+            };
+            let (word, detail) = match &item.outcome {
+                Outcome::Found {
+                    rank,
+                    lod,
+                    degraded,
+                    chunk,
+                    chunks_in,
+                    chunks,
+                } => (
+                    "found",
+                    format!(
+                        "rank {rank}, LOD {lod}{}, {chunks_in} of {chunks} chunks in; best {chunk}",
+                        if *degraded { " (degraded)" } else { "" }
+                    ),
+                ),
+                Outcome::Dropped {
+                    rank,
+                    reason,
+                    chunks,
+                } => (
+                    "dropped",
+                    format!(
+                        "rank {rank}, {chunks} chunks retrieved, none in: {}",
+                        drop_reason(reason, &q.unit)
+                    ),
+                ),
+                Outcome::NotRetrieved => (
+                    "missing",
+                    "indexed, but not retrieved for this question".to_owned(),
+                ),
+                Outcome::Unknown => (
+                    "unknown",
+                    format!(
+                        "no indexed {kind} by that name (misspelled, renamed, ignored or hidden?)"
+                    ),
+                ),
+                Outcome::NotAssembled => ("missing", "the question failed".to_owned()),
+            };
+            println!("           {word:<8} {kind:<6} {name:<32} {detail}");
+        }
+    }
+    println!(
+        "{} of {} expected items in their prompts ({} questions)",
+        report.found,
+        report.expected,
+        report.questions.len()
+    );
+}
+
+fn drop_reason(reason: &DropReason, unit: &str) -> String {
+    match reason {
+        DropReason::OverBudget { needed } => {
+            format!("over budget (needs {needed} {unit} even at its smallest)")
+        }
+        DropReason::PinnedOverBudget { over_by } => {
+            format!("pinned items overshoot the budget by {over_by} {unit}")
+        }
+        DropReason::BelowMinScore => "below the minimum score".to_owned(),
+        DropReason::Duplicate { of } => format!("duplicate of chunk {of}"),
+        DropReason::HiddenByPathWeight { glob } => format!("hidden by path weight {glob}"),
+        DropReason::Diversity => "diversity (MMR) preferred other items".to_owned(),
+        DropReason::BeyondK => "ranked below the k cut".to_owned(),
     }
 }

@@ -126,6 +126,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check the project's golden questions: is every expected file and symbol in its prompt?
+    ///
+    /// Reads PATH/.loupe/golden.toml (or --file): `[[question]]` tables with
+    /// `ask = "..."`, `files = [...]`, `symbols = [...]` and optional
+    /// `budget`, `model`, `weights = { "glob" = 1.5 }`, `primers`, `k`,
+    /// `min_score`, `lod`. Indexes first (incrementally). Exits non-zero when
+    /// any expected item is missing.
+    Golden {
+        /// The project folder.
+        path: PathBuf,
+        /// The golden file (default: PATH/.loupe/golden.toml).
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// Budget in tokens for questions that set none (default: the model's).
+        #[arg(long)]
+        budget: Option<u32>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+        format: ReportFormat,
+    },
     /// Evaluate retrieval and packing on a dataset of real questions (see EVAL.md).
     Eval(eval::EvalArgs),
     /// Keep the index fresh while files change (Ctrl+C stops).
@@ -133,6 +153,15 @@ pub enum Command {
         /// The project folder.
         path: PathBuf,
     },
+}
+
+/// Report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// A table for people.
+    Table,
+    /// JSON for programs.
+    Json,
 }
 
 fn main() -> std::process::ExitCode {

@@ -10,7 +10,7 @@
 use crate::progress::{CancelToken, no_progress};
 use crate::project::{IndexReport, Project};
 use crate::{Error, Result};
-use notify_debouncer_full::notify::RecursiveMode;
+use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -70,6 +70,10 @@ pub fn watch(
             let Ok(events) = result else { return };
             let paths: Vec<PathBuf> = events
                 .iter()
+                // inotify reports every open and close-without-write: a
+                // reader (an editor, grep, the app showing a file) changes
+                // nothing. A write still arrives as Modify or Create.
+                .filter(|e| !matches!(e.kind, EventKind::Access(_)))
                 .flat_map(|e| e.paths.iter())
                 .filter(|p| relevant(p, &root, &data_dir))
                 .cloned()

@@ -8,4 +8,5 @@
 mod cli;
 mod crash;
 mod eval;
+mod golden;
 mod support;

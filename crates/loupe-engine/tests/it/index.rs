@@ -434,6 +434,41 @@ async fn watcher_reindexes_a_saved_file() {
     handle.stop().await;
 }
 
+/// Reading a file (an editor opening it, the app showing it) is not a
+/// change: inotify reports opens, and each used to start an index run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watcher_ignores_files_that_are_only_read() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = Arc::new(env.open(None).await);
+    index(&p).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = loupe_engine::watch::watch(Arc::clone(&p), move |e| {
+        if let loupe_engine::watch::WatchEvent::Changed(paths) = e {
+            let _ = tx.send(paths);
+        }
+    })
+    .unwrap();
+    let read = std::fs::canonicalize(p.root()).unwrap();
+    let read = std::fs::read_dir(read.join("src"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    std::fs::read_to_string(&read).unwrap();
+    env.write("src/written.rs", "pub fn written_after_a_read() {}\n");
+    let paths = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!paths.contains(&read), "{paths:?}");
+    assert!(
+        paths.iter().any(|p| p.ends_with("src/written.rs")),
+        "{paths:?}"
+    );
+    handle.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_definition_in_a_merged_chunk_is_findable() {
     let env = Env::new();
