@@ -9,13 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d /tmp/loupe-bench.XXXXXX)}
-corpus="$work/vendor"
 data="$work/data"
 loupe=./target/release/loupe
+. scripts/bench-corpus.sh
 
 cargo build --release -p loupe-cli >&2
-[ -d "$corpus" ] || cargo vendor --locked "$corpus" >/dev/null 2>&1
-corpus=$(readlink -f "$corpus")
+corpus=$(bench_corpus "$work/vendor")
 rm -rf "$data"
 
 bytes=$(du -sb "$corpus" | cut -f1)
