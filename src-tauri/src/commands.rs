@@ -83,6 +83,30 @@ pub async fn open_project(
     Ok(OpenedDto::new(&status, &report))
 }
 
+/// Open an already indexed project without indexing: its status at once,
+/// or `null` when it was never indexed (then `open_project` is needed).
+/// The UI shows the project from this and brings the index up to date
+/// with `open_project` in the background, so reopening is instant.
+#[tauri::command]
+pub async fn open_indexed(
+    state: State<'_, AppState>,
+    path: String,
+) -> CommandResult<Option<StatusDto>> {
+    let open = state.open(Path::new(&path)).await?;
+    let status = open.project.status().await?;
+    if status.generation == 0 || status.files == 0 {
+        return Ok(None);
+    }
+    if let Err(e) = prefs::touch_recent(
+        state.data_root(),
+        &status.root.to_string_lossy(),
+        unix_now(),
+    ) {
+        tracing::warn!("recent projects not saved: {e}");
+    }
+    Ok(Some((&status).into()))
+}
+
 /// Ask the running index job of `root` to stop; `false` when none runs.
 #[tauri::command]
 pub fn cancel_index(state: State<'_, AppState>, root: String) -> CommandResult<bool> {

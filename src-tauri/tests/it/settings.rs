@@ -2,7 +2,7 @@
 //! it, presets, recent projects, and the knobs added for issue 4.
 
 use crate::support::Harness;
-use loupe_app::dto::{AssemblyDto, PresetDto, ProjectSettingsDto, RecentDto};
+use loupe_app::dto::{AssemblyDto, PresetDto, ProjectSettingsDto, RecentDto, StatusDto};
 use serde_json::json;
 
 const QUESTION: &str = "how does pack_items choose items?";
@@ -137,4 +137,22 @@ fn secret_redaction_can_be_turned_off() {
         h.ask(q, json!({ "redact_secrets": false, "sanitize": false })),
     );
     assert!(off.prompt.contains("AKIAIOSFODNN7EXAMPLF"));
+}
+
+#[test]
+fn an_indexed_project_reopens_without_indexing() {
+    let h = Harness::new();
+    let never: Option<StatusDto> = h.ok("open_indexed", json!({ "path": h.root() }));
+    assert!(never.is_none());
+    let root = h.open();
+    let h = h.restart();
+    let quick: Option<StatusDto> = h.ok("open_indexed", json!({ "path": h.root() }));
+    let quick = quick.expect("indexed before the restart");
+    assert_eq!(quick.root, root);
+    assert!(quick.chunks >= 3);
+    // Open without an index run: questions are answered from the stored index.
+    let a: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    assert_eq!(a.rows[0].path, "src/pack.rs");
+    let e = h.err("open_indexed", json!({ "path": h.root().join("nope") }));
+    assert_eq!(e["code"], "bad_project");
 }

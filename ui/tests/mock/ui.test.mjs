@@ -477,3 +477,30 @@ test('Ctrl+Shift+C copies the prompt', async () => {
   assert.equal((await p.evaluate(() => window.__loupeMock.copied)).length, 1);
   await p.close();
 });
+
+test('reopening an indexed project is instant: no progress bar, a background check', async () => {
+  const p = await page();
+  await p.reload();
+  await p.getByTestId('path-input').fill('/mock/small');
+  await p.getByTestId('open-button').click();
+  await p.getByTestId('status').waitFor();
+  // Shown before the incremental pass finished, which runs in the background.
+  assert.equal(await p.getByTestId('progress').count(), 0);
+  await p.getByTestId('refreshing').waitFor({ state: 'detached' });
+  const cmds = await p.evaluate(() => window.__loupeMock.calls.map((c) => c.cmd).filter((c) => c.startsWith('open_')));
+  assert.deepEqual(cmds, ['open_indexed', 'open_project']);
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  await p.close();
+});
+
+test('a type or intent override lasts for its question only', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('type-override').selectOption('debugging');
+  await p.waitForFunction(() => document.querySelector('[data-testid="detected"]')?.textContent?.includes('debugging'));
+  await ask(p, 'where are tokens counted?');
+  await p.waitForFunction(() => !document.querySelector('[data-testid="detected"]')?.textContent?.includes('debugging'));
+  assert.equal(await p.getByTestId('type-override').inputValue(), await p.locator('[data-testid="type-override"] option').first().getAttribute('value'));
+  await p.close();
+});

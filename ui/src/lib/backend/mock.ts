@@ -337,6 +337,15 @@ export const mockBackend: Backend = {
       embedding_incomplete: false,
     };
   },
+  async openIndexed(path) {
+    log('open_indexed', { path });
+    if (path.includes('missing')) throw new BackendError('bad_project', `project path ${path}: does not exist`);
+    // Indexed before = opened before (the recent list is the mock's memory).
+    if (!stored<RecentDto[]>('recent', []).some((r) => r.root === path)) return null;
+    openRoot = path;
+    const n = candidatesFor(path).length;
+    return { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [] };
+  },
   async cancelIndex(root) {
     log('cancel_index', { root });
     cancelRequested = true;

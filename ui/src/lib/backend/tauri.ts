@@ -20,6 +20,7 @@ export const tauriBackend: Backend = {
     channel.onmessage = onProgress;
     return call('open_project', { path, onProgress: channel });
   },
+  openIndexed: (path) => call('open_indexed', { path }),
   cancelIndex: (root) => call('cancel_index', { root }),
   projectStatus: (root) => call('project_status', { root }),
   diagnostics: (root) => call('diagnostics', { root }),

@@ -49,6 +49,8 @@ export type Unsubscribe = () => void;
 export interface Backend {
   /** Open (and incrementally index) a folder; progress arrives through `onProgress`. */
   openProject(path: string, onProgress: (e: IndexEvent) => void): Promise<OpenedDto>;
+  /** Open an indexed project without indexing (`null`: never indexed). */
+  openIndexed(path: string): Promise<StatusDto | null>;
   /** Stop the running index job of `root`. */
   cancelIndex(root: string): Promise<boolean>;
   projectStatus(root: string): Promise<StatusDto>;
