@@ -17,10 +17,10 @@ export CARGO_TERM_COLOR ?= never
 
 # The desktop app's build and test dependencies (TAURI-NOTES.md): WebKitGTK
 # and its WebDriver, Xvfb for the e2e run, chromium for the mocked UI,
-# ImageMagick for screenshots.
+# ImageMagick for screenshots, xclip to read back `loupe query --copy`.
 APT_PACKAGES := build-essential pkg-config git file curl wget libssl-dev \
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
-  webkit2gtk-driver xvfb xauth chromium xdotool python3-gi gir1.2-gtk-3.0 imagemagick
+  webkit2gtk-driver xvfb xauth chromium xdotool python3-gi gir1.2-gtk-3.0 imagemagick xclip
 STAMP_DIR := target/.stamps
 TAURI_DRIVER_VERSION := 2.1.0
 # The e2e binary is copied here so a concurrent `cargo test` (which rebuilds

@@ -39,6 +39,7 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             budget,
             format,
         } => run_golden(&cli, path, file.as_deref(), *budget, *format).await,
+        Command::ServeClipboard => bail!("the clipboard helper runs before the runtime starts"),
     }
 }
 
@@ -325,11 +326,19 @@ fn knobs_from_flags(cli: &Cli) -> Result<Knobs> {
 
 async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     let Command::Query {
-        pins, report, json, ..
+        pins,
+        report,
+        json,
+        copy,
+        ..
     } = &cli.command
     else {
         bail!("not a query")
     };
+    if *copy {
+        // Before any work: no display means nothing to do.
+        crate::clipboard::check_available()?;
+    }
     let knobs = knobs_from_flags(cli)?;
     let mut question = question.to_owned();
     for pin in pins {
@@ -340,10 +349,22 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     }
     let project = open(cli, path).await?;
     let assembly = project.assemble(&question, knobs).await?;
+    if *copy {
+        // Nothing is printed until the copy is known to be on the clipboard.
+        // It waits on another process: keep it off the async workers.
+        tokio::task::block_in_place(|| crate::clipboard::copy(&assembly.prompt))?;
+    }
     if *json {
         println!("{}", serde_json::to_string_pretty(&assembly)?);
-    } else {
+    } else if !*copy {
         println!("{}", assembly.prompt);
+    }
+    if *copy {
+        let r = &assembly.report;
+        eprintln!(
+            "copied {} {} to the clipboard ({})",
+            r.used, r.unit, r.model
+        );
     }
     if *report {
         print_items(&assembly);

@@ -3,6 +3,7 @@
 //! Each subcommand parses its flags, builds the engine's config, makes one
 //! engine call and prints the result. No indexing or ranking logic lives here.
 
+mod clipboard;
 mod commands;
 mod eval;
 mod progress;
@@ -125,6 +126,9 @@ pub enum Command {
         /// Print the whole assembly (prompt, items, report) as JSON.
         #[arg(long)]
         json: bool,
+        /// Put the prompt on the system clipboard instead of printing it.
+        #[arg(long)]
+        copy: bool,
     },
     /// Check the project's golden questions: is every expected file and symbol in its prompt?
     ///
@@ -153,6 +157,9 @@ pub enum Command {
         /// The project folder.
         path: PathBuf,
     },
+    /// Internal: serve a `query --copy` on the X11 clipboard until replaced.
+    #[command(name = clipboard::SERVE_COMMAND, hide = true)]
+    ServeClipboard,
 }
 
 /// Report formats.
@@ -173,6 +180,9 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::ServeClipboard) {
+        return clipboard::serve();
+    }
     match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

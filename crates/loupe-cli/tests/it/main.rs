@@ -6,6 +6,7 @@
 )]
 
 mod cli;
+mod copy;
 mod crash;
 mod eval;
 mod golden;
