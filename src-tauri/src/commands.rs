@@ -16,11 +16,11 @@ use crate::prefs;
 use crate::state::{AppState, OpenProject};
 use loupe_engine::Progress;
 use loupe_engine::watch::WatchEvent;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tauri::State;
 use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, Runtime, State};
 
 /// Progress reports closer together than this are dropped (the engine
 /// reports per file; a 60 Hz screen needs no more than one every 16 ms, and
@@ -381,16 +381,49 @@ pub async fn unwatch_project(state: State<'_, AppState>, root: String) -> Comman
     Ok(opened(&state, &root)?.unwatch().await)
 }
 
-/// Write the prompt to `path`, a file the user chose in the save dialog.
+/// Ask where to save the prompt (the native save dialog, opened from Rust
+/// so the webview never names a path to write), then write it there.
+/// Returns the path, or `null` when the user cancelled.
 #[tauri::command]
-pub async fn save_prompt(path: String, text: String) -> CommandResult<()> {
-    let path = std::path::PathBuf::from(path);
-    if !path.is_absolute() {
+pub async fn save_prompt<R: Runtime>(
+    app: AppHandle<R>,
+    text: String,
+    file_name: String,
+) -> CommandResult<Option<String>> {
+    let Some(dialog) = app.try_state::<tauri_plugin_dialog::Dialog<R>>() else {
         return Err(ErrorDto::new(
-            ErrorCode::BadRequest,
-            format!("{} is not an absolute path", path.display()),
+            ErrorCode::Engine,
+            "the save dialog is not available",
         ));
-    }
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    dialog
+        .file()
+        .set_title("Save the prompt")
+        .set_file_name(file_name)
+        .save_file(move |picked| {
+            // The receiver is gone only if the command was dropped.
+            let _ = tx.send(picked);
+        });
+    let picked = rx.await.map_err(|_| {
+        ErrorDto::new(
+            ErrorCode::Engine,
+            "the save dialog closed without an answer",
+        )
+    })?;
+    let Some(picked) = picked else {
+        return Ok(None);
+    };
+    let path = picked
+        .into_path()
+        .map_err(|e| ErrorDto::new(ErrorCode::BadRequest, format!("not a local file: {e}")))?;
+    write_text(path.clone(), text).await?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Write `text` to `path` off the IPC threads; `storage` when it cannot be
+/// written.
+pub async fn write_text(path: PathBuf, text: String) -> CommandResult<()> {
     tauri::async_runtime::spawn_blocking(move || std::fs::write(&path, text).map_err(|e| (path, e)))
         .await
         .map_err(|e| ErrorDto::new(ErrorCode::Engine, format!("saving failed: {e}")))?

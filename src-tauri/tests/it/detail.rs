@@ -149,19 +149,22 @@ fn the_watcher_reports_a_changed_file_and_a_new_generation() {
 }
 
 #[test]
-fn the_prompt_is_saved_where_the_user_chose() {
+fn the_prompt_is_written_and_a_failed_write_is_a_storage_error() {
     let h = Harness::new();
     let out = h.data().join("prompt.txt");
-    let () = h.ok("save_prompt", json!({ "path": out, "text": "hello" }));
+    tauri::async_runtime::block_on(loupe_app::commands::write_text(out.clone(), "hello".into()))
+        .unwrap();
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "hello");
+    let e = tauri::async_runtime::block_on(loupe_app::commands::write_text(
+        h.data().join("no/such/dir/p.txt"),
+        "x".into(),
+    ))
+    .unwrap_err();
+    assert_eq!(e.code, loupe_app::dto::ErrorCode::Storage);
+    // Without the dialog plugin (as here) there is nowhere to ask: an error, not a panic.
     let e = h.err(
         "save_prompt",
-        json!({ "path": "relative.txt", "text": "x" }),
+        json!({ "text": "x", "fileName": "prompt.xml" }),
     );
-    assert_eq!(e["code"], "bad_request");
-    let e = h.err(
-        "save_prompt",
-        json!({ "path": h.data().join("no/such/dir/p.txt"), "text": "x" }),
-    );
-    assert_eq!(e["code"], "storage");
+    assert_eq!(e["code"], "engine", "{e}");
 }

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
@@ -208,6 +208,38 @@ test('pin a chunk and see it survive a tiny budget; its detail shows the source'
     () => browser.execute((sel) => document.querySelector(sel)?.getAttribute('data-pinned') !== 'true', rowSel),
     { timeout: UI_TIMEOUT_MS, timeoutMsg: 'unpin did not take effect' },
   );
+});
+
+test('Save… asks with the native dialog and writes the previewed prompt there', async () => {
+  const out = join(work, 'saved-prompt.xml');
+  await (await byId('save-button')).click();
+  // The GTK file chooser is its own X window. No window manager runs, so
+  // give it the keyboard focus directly, then type a full path into its
+  // name field (GTK accepts one there) and press Enter.
+  let dialog = '';
+  await browser.waitUntil(
+    () => {
+      try {
+        dialog = execFileSync('xdotool', ['search', '--name', '^Save the prompt$'], { encoding: 'utf8' }).trim().split('\n')[0] ?? '';
+      } catch {
+        dialog = '';
+      }
+      return dialog !== '';
+    },
+    { timeout: UI_TIMEOUT_MS, timeoutMsg: 'no save dialog appeared' },
+  );
+  await new Promise((r) => setTimeout(r, DRAG_SETTLE_MS));
+  execFileSync('xdotool', ['windowfocus', '--sync', dialog]);
+  execFileSync('xdotool', ['key', '--window', dialog, 'ctrl+a']);
+  execFileSync('xdotool', ['type', '--delay', '20', out]);
+  execFileSync('xdotool', ['key', 'Return']);
+  await browser.waitUntil(async () => existsSync(out), { timeout: UI_TIMEOUT_MS, timeoutMsg: `${out} was not written` });
+  await (await byId('copy-confirm')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  assert.match(await (await byId('copy-confirm')).getText(), /Saved \d+ tokens to/);
+  const previewed = await browser.execute(
+    () => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '',
+  );
+  assert.equal(readFileSync(out, 'utf8'), previewed);
 });
 
 test('dropping a folder on the window opens it (a real X drag and drop)', async () => {

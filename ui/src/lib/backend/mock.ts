@@ -475,13 +475,11 @@ export const mockBackend: Backend = {
     watchHandler = null;
     return had;
   },
-  async pickSaveFile(defaultName) {
-    return `/mock/out/${defaultName}`;
-  },
-  async savePrompt(path, text) {
-    log('save_prompt', { path });
-    if (path.includes('readonly')) throw new BackendError('storage', `writing ${path}: permission denied`);
+  async savePrompt(text, fileName) {
+    log('save_prompt', { fileName });
+    const path = `/mock/out/${fileName}`;
     window.__loupeMock.saved.push({ path, text });
+    return path;
   },
   async pickFolder() {
     return '/mock/small';

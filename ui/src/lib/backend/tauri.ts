@@ -2,7 +2,7 @@
 
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { getCurrentWebview } from '@tauri-apps/api/webview';
-import { open, save } from '@tauri-apps/plugin-dialog';
+import { open } from '@tauri-apps/plugin-dialog';
 import { writeText } from '@tauri-apps/plugin-clipboard-manager';
 import { BackendError, type Backend, type IndexEvent, type WatchEventDto } from './types';
 
@@ -43,11 +43,8 @@ export const tauriBackend: Backend = {
     return call('watch_project', { root, onEvent: channel });
   },
   unwatchProject: (root) => call('unwatch_project', { root }),
-  async pickSaveFile(defaultName) {
-    const picked = await save({ title: 'Save the prompt', defaultPath: defaultName });
-    return typeof picked === 'string' ? picked : null;
-  },
-  savePrompt: (path, text) => call('save_prompt', { path, text }),
+  // The dialog opens from Rust: the webview never names a path to write.
+  savePrompt: (text, fileName) => call('save_prompt', { text, fileName }),
   async pickFolder() {
     const picked = await open({ directory: true, multiple: false, title: 'Open a project' });
     return typeof picked === 'string' ? picked : null;

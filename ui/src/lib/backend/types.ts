@@ -76,10 +76,9 @@ export interface Backend {
   /** Keep the project's index fresh; `onEvent` hears about changes. */
   watchProject(root: string, onEvent: (e: WatchEventDto) => void): Promise<void>;
   unwatchProject(root: string): Promise<boolean>;
-  /** Ask the user for a file to save to; `null` when they cancel. */
-  pickSaveFile(defaultName: string): Promise<string | null>;
-  /** Write `text` to `path` (a file the user chose). */
-  savePrompt(path: string, text: string): Promise<void>;
+  /** Ask the user where to save `text` (suggesting `fileName`) and write it
+   * there; the path, or `null` when they cancel. */
+  savePrompt(text: string, fileName: string): Promise<string | null>;
   /** Ask the user for a folder; `null` when they cancel. */
   pickFolder(): Promise<string | null>;
   /** Put `text` on the system clipboard. */
