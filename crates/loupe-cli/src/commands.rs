@@ -472,7 +472,7 @@ fn print_golden(report: &GoldenReport) {
                 } => (
                     "found",
                     format!(
-                        "rank {rank}, LOD {lod}{}, {chunks_in} of {chunks} chunks in; best {chunk}",
+                        "rank {rank}, LOD {lod}{}, chunks in {chunks_in}/{chunks}, best {chunk}",
                         if *degraded { " (degraded)" } else { "" }
                     ),
                 ),
@@ -483,7 +483,7 @@ fn print_golden(report: &GoldenReport) {
                 } => (
                     "dropped",
                     format!(
-                        "rank {rank}, {chunks} chunks retrieved, none in: {}",
+                        "rank {rank}, chunks in 0/{chunks}: {}",
                         drop_reason(reason, &q.unit)
                     ),
                 ),

@@ -144,7 +144,7 @@ pub enum Command {
         #[arg(long)]
         file: Option<PathBuf>,
         /// Budget in tokens for questions that set none (default: the model's).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         budget: Option<u32>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
