@@ -490,6 +490,8 @@ pub struct ScoreDto {
     pub graph: f32,
     /// Relevance from question terms in the path.
     pub path_terms: f32,
+    /// Relevance from the whole file's BM25 rank.
+    pub file: f32,
     /// Primer boost.
     pub primer: f32,
     /// Recency boost.
@@ -513,6 +515,7 @@ impl From<&loupe_assemble::rank::ScoreBreakdown> for ScoreDto {
             symbol: s.symbol,
             graph: s.graph,
             path_terms: s.path_terms,
+            file: s.file,
             primer: s.primer_boost,
             recency: s.recency_boost,
             multiplier: s.role_weight * s.intent_multiplier * s.path_weight,
@@ -913,6 +916,7 @@ impl ScoreDto {
             symbol: 0.0,
             graph: 0.0,
             path_terms: 0.0,
+            file: 0.0,
             primer: 0.0,
             recency: 0.0,
             multiplier: 0.0,

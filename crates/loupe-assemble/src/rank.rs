@@ -40,6 +40,14 @@ pub const MAX_SYMBOL_HITS: u32 = 2;
 pub const SYMBOL_EXACT_BONUS: f32 = 0.1;
 /// Relevance of a symbol-graph hit itself; halves with every hop.
 pub const GRAPH_WEIGHT: f32 = 0.15;
+/// Relevance from the chunk's file ranking first under whole-file BM25;
+/// lower file ranks get `FILE_WEIGHT × FILE_RANK_K / (FILE_RANK_K + rank − 1)`.
+/// Chosen with `loupe eval` (EVAL.md): 0.5 or a steeper decay (`K` = 3)
+/// lost acc@1 and acc@5 on ripgrep against 0.3 with `K` = 10.
+pub const FILE_WEIGHT: f32 = 0.3;
+/// How fast file-rank evidence decays: rank 1 gets all of it, rank
+/// `1 + FILE_RANK_K` half.
+pub const FILE_RANK_K: f32 = 10.0;
 /// Relevance per question term in the chunk's path.
 pub const PATH_HIT_WEIGHT: f32 = 0.05;
 /// Path hits counted at most.
@@ -122,7 +130,9 @@ pub struct ScoreBreakdown {
     pub graph: f32,
     /// Relevance from question terms in the path.
     pub path_terms: f32,
-    /// Sum of the five above, capped at 1.
+    /// Relevance from the whole file's BM25 rank.
+    pub file: f32,
+    /// Sum of the six above, capped at 1.
     pub relevance: f32,
     /// Added for primer files.
     pub primer_boost: f32,
@@ -256,6 +266,14 @@ fn rrf(rank: Option<u32>) -> f32 {
     }
 }
 
+/// Relevance from the file's whole-file BM25 rank (see [`FILE_WEIGHT`]).
+fn file_evidence(rank: Option<u32>) -> f32 {
+    match rank {
+        Some(rank) if rank > 0 => FILE_WEIGHT * FILE_RANK_K / (FILE_RANK_K + (rank - 1) as f32),
+        _ => 0.0,
+    }
+}
+
 /// Scores one candidate.
 pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> ScoreBreakdown {
     let s = &candidate.signals;
@@ -270,7 +288,8 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         .graph_distance
         .map_or(0.0, |d| GRAPH_WEIGHT * 0.5f32.powi(i32::from(d)));
     let path_terms = PATH_HIT_WEIGHT * s.path_hits.min(MAX_PATH_HITS) as f32;
-    let relevance = (lexical + vector + symbol + graph + path_terms).min(1.0);
+    let file = file_evidence(s.file_rank);
+    let relevance = (lexical + vector + symbol + graph + path_terms + file).min(1.0);
 
     let primer = s.primer || is_primer(&chunk.path, config.primers);
     let primer_boost = if primer { config.primer_boost } else { 0.0 };
@@ -300,6 +319,7 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         symbol,
         graph,
         path_terms,
+        file,
         relevance,
         primer_boost,
         recency_boost,
@@ -318,7 +338,14 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
 /// capped at 0.9: it orders items whose shown scores tie at the cap (strong
 /// candidates often all reach it), instead of leaving them to path order.
 pub fn strength(s: &ScoreBreakdown) -> f32 {
-    (s.lexical + s.vector + s.symbol + s.graph + s.path_terms + s.primer_boost + s.recency_boost)
+    (s.lexical
+        + s.vector
+        + s.symbol
+        + s.graph
+        + s.path_terms
+        + s.file
+        + s.primer_boost
+        + s.recency_boost)
         * s.role_weight
         * s.intent_multiplier
         * s.path_weight
@@ -506,13 +533,14 @@ mod tests {
             &config(&weights, &primers, &roles),
         );
         let got = format!(
-            "rel {:.3} (lex {:.3} vec {:.3} sym {:.2} graph {:.3} path {:.2}) +primer {:.2} +recent {:.3} ×role {:.2} ×intent {:.2} ×path {:.2}{} = raw {:.3} → {:.3}{}",
+            "rel {:.3} (lex {:.3} vec {:.3} sym {:.2} graph {:.3} path {:.2} file {:.3}) +primer {:.2} +recent {:.3} ×role {:.2} ×intent {:.2} ×path {:.2}{} = raw {:.3} → {:.3}{}",
             b.relevance,
             b.lexical,
             b.vector,
             b.symbol,
             b.graph,
             b.path_terms,
+            b.file,
             b.primer_boost,
             b.recency_boost,
             b.role_weight,
@@ -543,7 +571,28 @@ mod tests {
                 ..Default::default()
             },
             &[],
-            "rel 1.000 (lex 0.400 vec 0.194 sym 0.30 graph 0.150 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 1.000 → 0.900",
+            "rel 1.000 (lex 0.400 vec 0.194 sym 0.30 graph 0.150 path 0.00 file 0.000) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 1.000 → 0.900",
+        );
+    }
+
+    #[test]
+    fn file_rank_adds_decaying_evidence() {
+        let at = |rank| Signals {
+            bm25_rank: Some(10),
+            file_rank: Some(rank),
+            ..Default::default()
+        };
+        check(
+            "src/pool.rs",
+            at(1),
+            &[],
+            "rel 0.649 (lex 0.349 vec 0.000 sym 0.00 graph 0.000 path 0.00 file 0.300) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 0.649 → 0.649",
+        );
+        check(
+            "src/pool.rs",
+            at(11),
+            &[],
+            "rel 0.499 (lex 0.349 vec 0.000 sym 0.00 graph 0.000 path 0.00 file 0.150) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 0.499 → 0.499",
         );
     }
 
@@ -557,7 +606,7 @@ mod tests {
                 ..Default::default()
             },
             &[],
-            "rel 0.349 (lex 0.349 vec 0.000 sym 0.00 graph 0.000 path 0.00) +primer 0.25 +recent 0.050 ×role 0.60 ×intent 1.00 ×path 1.00 = raw 0.389 → 0.389",
+            "rel 0.349 (lex 0.349 vec 0.000 sym 0.00 graph 0.000 path 0.00 file 0.000) +primer 0.25 +recent 0.050 ×role 0.60 ×intent 1.00 ×path 1.00 = raw 0.389 → 0.389",
         );
     }
 
@@ -572,19 +621,19 @@ mod tests {
             "src/core/a.rs",
             s.clone(),
             &rules,
-            "rel 0.200 (lex 0.000 vec 0.200 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.50 [src/core/**] = raw 0.300 → 0.300",
+            "rel 0.200 (lex 0.000 vec 0.200 sym 0.00 graph 0.000 path 0.00 file 0.000) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.50 [src/core/**] = raw 0.300 → 0.300",
         );
         check(
             "lib/x.rs",
             s.clone(),
             &rules,
-            "rel 0.200 (lex 0.000 vec 0.200 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 2.00 [**/*.rs] = raw 0.400 → 0.400",
+            "rel 0.200 (lex 0.000 vec 0.200 sym 0.00 graph 0.000 path 0.00 file 0.000) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 2.00 [**/*.rs] = raw 0.400 → 0.400",
         );
         check(
             "a.rs",
             s,
             &[("[", 0.0)],
-            "rel 0.200 (lex 0.000 vec 0.200 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 0.200 → 0.200 warn: invalid path glob \"[\": unclosed character class; missing ']'",
+            "rel 0.200 (lex 0.000 vec 0.200 sym 0.00 graph 0.000 path 0.00 file 0.000) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 1.00 = raw 0.200 → 0.200 warn: invalid path glob \"[\": unclosed character class; missing ']'",
         );
     }
 
@@ -597,7 +646,7 @@ mod tests {
                 ..Default::default()
             },
             &[("src/**", 0.0)],
-            "rel 0.000 (lex 0.000 vec 0.000 sym 0.00 graph 0.000 path 0.00) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 0.00 [src/**] = raw 0.000 → 1.000",
+            "rel 0.000 (lex 0.000 vec 0.000 sym 0.00 graph 0.000 path 0.00 file 0.000) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 0.00 [src/**] = raw 0.000 → 1.000",
         );
     }
 

@@ -6,25 +6,36 @@
 //! fail their checksums, or when it cannot be opened.
 //!
 //! Fields: `path`, `symbols` (symbol and parent), `content` (the chunk text),
-//! `docs` (its doc comments). Queries are bags of analysed terms across the
+//! `docs` (its doc comments), and two fast fields: `chunk_id` and `file_key`
+//! (a hash of the path). Queries are bags of analysed terms across the
 //! fields with per-field boosts; no query syntax, so pasted stack traces and
 //! code never fail to parse.
+//!
+//! Besides chunk BM25, [`LexicalIndex::search_files`] scores whole files
+//! with BM25 from the same postings (a file's term frequency is the sum over
+//! its chunks, its length the sum of their lengths): evidence spread over
+//! several chunks of one file counts, without a second index.
 
 use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId, SpanKind};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use tantivy::collector::TopDocs;
+use tantivy::postings::Postings;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
-    Value,
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value,
 };
 use tantivy::tokenizer::{
     Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream,
     Tokenizer,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
+use tantivy::{
+    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED,
+    TantivyDocument, Term, doc,
+};
 
 /// Name under which the code analyzer is registered.
 const ANALYZER: &str = "loupe_code";
@@ -40,6 +51,47 @@ const BOOST_SYMBOLS: f32 = 3.0;
 const BOOST_PATH: f32 = 2.0;
 const BOOST_CONTENT: f32 = 1.0;
 const BOOST_DOCS: f32 = 0.5;
+/// File-level BM25 parameters: pyserini's defaults, which the eval
+/// README's whole-file reference uses.
+const FILE_BM25_K1: f32 = 0.9;
+const FILE_BM25_B: f32 = 0.4;
+/// Terms in more than this share of chunks carry almost no file-level
+/// information (idf near 0) and cost the most postings: skipped.
+const FILE_MAX_DOC_SHARE: f32 = 0.25;
+const FIELD_FILE_KEY: &str = "file_key";
+const FIELD_CHUNK_ID: &str = "chunk_id";
+/// High bit of a per-file term count: the path already counted for this term.
+const PATH_SEEN: u32 = 1 << 31;
+
+/// A stable 64-bit key for a project-relative path (the `file_key` field).
+pub fn file_key(path: &str) -> u64 {
+    let hash = blake3::hash(path.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// One file scored by file-level BM25.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FileHit {
+    /// [`file_key`] of its path.
+    pub key: u64,
+    /// BM25 of the whole file.
+    pub score: f32,
+    /// Its chunk that holds the most of the query's weight.
+    pub best_chunk: ChunkId,
+}
+
+/// Per searcher generation: every live chunk's file as a dense index, and
+/// each file's length in tokens (sum of its chunks' content lengths).
+struct FileStats {
+    generation: u64,
+    /// Per segment, per doc: dense file index (`u32::MAX` for a deleted doc).
+    file_of: Vec<Vec<u32>>,
+    keys: Vec<u64>,
+    lengths: Vec<u32>,
+    average: f32,
+}
 
 /// Splits code-ish text into identifier tokens: each identifier is emitted
 /// whole (lower-cased) and, if compound, as its camelCase / snake_case /
@@ -186,6 +238,7 @@ pub fn analyze(text: &str) -> Vec<String> {
 #[derive(Clone, Copy, Debug)]
 struct Fields {
     id: Field,
+    file_key: Field,
     path_exact: Field,
     path: Field,
     symbols: Field,
@@ -201,7 +254,8 @@ fn schema() -> (Schema, Fields) {
             .set_index_option(IndexRecordOption::WithFreqs),
     );
     let fields = Fields {
-        id: b.add_u64_field("chunk_id", INDEXED | STORED),
+        id: b.add_u64_field(FIELD_CHUNK_ID, INDEXED | STORED | FAST),
+        file_key: b.add_u64_field(FIELD_FILE_KEY, FAST),
         path_exact: b.add_text_field("path_exact", STRING),
         path: b.add_text_field("path", text.clone()),
         symbols: b.add_text_field("symbols", text.clone()),
@@ -216,6 +270,7 @@ pub struct LexicalIndex {
     index: Index,
     reader: IndexReader,
     fields: Fields,
+    file_stats: Mutex<Option<Arc<FileStats>>>,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -302,6 +357,7 @@ impl LexicalIndex {
             index,
             reader,
             fields,
+            file_stats: Mutex::new(None),
         })
     }
 
@@ -362,6 +418,188 @@ impl LexicalIndex {
         }
         Ok(out)
     }
+
+    /// File-level BM25 for analysed `terms`: the `limit` best files, best
+    /// first. A file's term frequency is the sum over its chunks plus one
+    /// when the term is in its path (the reference's "path + content"), its
+    /// length the sum of its chunks' lengths.
+    pub fn search_files(&self, terms: &[String], limit: usize) -> Result<Vec<FileHit>> {
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let stats = self.file_stats(&searcher)?;
+        let files = stats.keys.len();
+        if files == 0 {
+            return Ok(Vec::new());
+        }
+        let total_docs = searcher.num_docs().max(1) as f32;
+        let f = self.fields;
+        let mut scores = vec![0f32; files];
+        // Per chunk: the idf of the query terms it holds (dense, per segment).
+        let mut doc_weight: Vec<Vec<f32>> =
+            stats.file_of.iter().map(|d| vec![0.0; d.len()]).collect();
+        let mut tf = vec![0u32; files];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut seen = HashSet::new();
+        for term in terms.iter().take(MAX_QUERY_TERMS) {
+            if !seen.insert(term.as_str()) {
+                continue;
+            }
+            let content = Term::from_field_text(f.content, term);
+            let path = Term::from_field_text(f.path, term);
+            let mut doc_freq = 0u64;
+            for segment in searcher.segment_readers() {
+                doc_freq += u64::from(
+                    segment
+                        .inverted_index(f.content)?
+                        .doc_freq(&content)
+                        .map_err(tantivy::TantivyError::from)?,
+                );
+            }
+            if doc_freq == 0 || doc_freq as f32 > FILE_MAX_DOC_SHARE * total_docs {
+                continue;
+            }
+            touched.clear();
+            let mut docs: Vec<(usize, DocId)> = Vec::new();
+            for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+                let file_of = &stats.file_of[ord];
+                for (field_term, is_path) in [(&content, false), (&path, true)] {
+                    let Some(mut postings) = segment
+                        .inverted_index(field_term.field())?
+                        .read_postings(field_term, IndexRecordOption::WithFreqs)
+                        .map_err(tantivy::TantivyError::from)?
+                    else {
+                        continue;
+                    };
+                    let mut doc = postings.doc();
+                    while doc != TERMINATED {
+                        let file = file_of.get(doc as usize).copied().unwrap_or(u32::MAX);
+                        if file != u32::MAX {
+                            let slot = &mut tf[file as usize];
+                            if *slot == 0 {
+                                touched.push(file);
+                            }
+                            if is_path {
+                                // Once per file, however many chunks carry the path.
+                                if *slot & PATH_SEEN == 0 {
+                                    *slot = (*slot | PATH_SEEN) + 1;
+                                }
+                            } else {
+                                *slot += postings.term_freq();
+                                docs.push((ord, doc));
+                            }
+                        }
+                        doc = postings.advance();
+                    }
+                }
+            }
+            let df = touched.len() as f32;
+            let idf = (1.0 + (files as f32 - df + 0.5) / (df + 0.5)).ln();
+            for &file in &touched {
+                let count = (tf[file as usize] & !PATH_SEEN) as f32;
+                tf[file as usize] = 0;
+                let norm = 1.0 - FILE_BM25_B
+                    + FILE_BM25_B * stats.lengths[file as usize] as f32 / stats.average;
+                scores[file as usize] +=
+                    idf * count * (FILE_BM25_K1 + 1.0) / (count + FILE_BM25_K1 * norm);
+            }
+            for (ord, doc) in docs {
+                doc_weight[ord][doc as usize] += idf;
+            }
+        }
+        // Per file: the chunk with the most idf-weighted matches.
+        let mut best: HashMap<u32, ((usize, DocId), f32)> = HashMap::new();
+        for (ord, weights) in doc_weight.iter().enumerate() {
+            for (doc, &weight) in weights.iter().enumerate() {
+                if weight <= 0.0 {
+                    continue;
+                }
+                let file = stats.file_of[ord][doc];
+                let entry = best.entry(file).or_insert(((ord, doc as DocId), 0.0));
+                if weight > entry.1 {
+                    *entry = ((ord, doc as DocId), weight);
+                }
+            }
+        }
+        let mut ranked: Vec<(u32, f32)> = scores
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s > 0.0)
+            .map(|(i, s)| (i as u32, *s))
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then(stats.keys[a.0 as usize].cmp(&stats.keys[b.0 as usize]))
+        });
+        let mut out = Vec::with_capacity(limit.min(ranked.len()));
+        for (file, score) in ranked {
+            if out.len() == limit {
+                break;
+            }
+            let Some(&((ord, doc), _)) = best.get(&file) else {
+                continue; // matched by path only: no chunk to point at
+            };
+            let ids = searcher.segment_readers()[ord]
+                .fast_fields()
+                .u64(FIELD_CHUNK_ID)?;
+            let Some(id) = ids.first(doc) else { continue };
+            out.push(FileHit {
+                key: stats.keys[file as usize],
+                score,
+                best_chunk: i64::try_from(id).unwrap_or(0),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The file statistics of `searcher`'s generation, computed once.
+    fn file_stats(&self, searcher: &Searcher) -> Result<Arc<FileStats>> {
+        let generation = searcher.generation().generation_id();
+        let mut cache = self.file_stats.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stats) = cache.as_ref()
+            && stats.generation == generation
+        {
+            return Ok(Arc::clone(stats));
+        }
+        let mut dense: HashMap<u64, u32> = HashMap::new();
+        let mut keys = Vec::new();
+        let mut lengths: Vec<u32> = Vec::new();
+        let mut file_of = Vec::with_capacity(searcher.segment_readers().len());
+        for segment in searcher.segment_readers() {
+            let column = segment.fast_fields().u64(FIELD_FILE_KEY)?;
+            let norms = segment.get_fieldnorms_reader(self.fields.content)?;
+            let alive = segment.alive_bitset();
+            let mut of = vec![u32::MAX; segment.max_doc() as usize];
+            for doc in 0..segment.max_doc() {
+                if alive.is_some_and(|a| !a.is_alive(doc)) {
+                    continue;
+                }
+                let Some(key) = column.first(doc) else {
+                    continue;
+                };
+                let file = *dense.entry(key).or_insert_with(|| {
+                    keys.push(key);
+                    lengths.push(0);
+                    (keys.len() - 1) as u32
+                });
+                lengths[file as usize] += norms.fieldnorm(doc);
+                of[doc as usize] = file;
+            }
+            file_of.push(of);
+        }
+        let total: u64 = lengths.iter().map(|&l| u64::from(l)).sum();
+        let average = (total as f32 / keys.len().max(1) as f32).max(1.0);
+        let stats = Arc::new(FileStats {
+            generation,
+            file_of,
+            keys,
+            lengths,
+            average,
+        });
+        *cache = Some(Arc::clone(&stats));
+        Ok(stats)
+    }
 }
 
 /// Pending changes to the lexical index; nothing is visible until
@@ -408,6 +646,7 @@ impl LexicalWriter<'_> {
             .join("\n");
         self.writer.add_document(doc!(
             f.id => u64::try_from(chunk.id).unwrap_or(0),
+            f.file_key => file_key(&chunk.path),
             f.path_exact => chunk.path.clone(),
             f.path => chunk.path.clone(),
             f.symbols => symbols,
@@ -434,6 +673,74 @@ mod tests {
     fn check(text: &str, expect: &str) {
         let got = analyze(text).join(" ");
         assert_eq!(got, expect);
+    }
+
+    fn chunk(id: ChunkId, path: &str, text: &str) -> Chunk {
+        Chunk {
+            id,
+            path: path.into(),
+            language: "rust".into(),
+            kind: loupe_assemble::ChunkKind::Function,
+            symbol: None,
+            parent: None,
+            start_byte: 0,
+            end_byte: text.len() as u32,
+            start_line: 1,
+            end_line: 1,
+            role: loupe_assemble::Role::Code,
+            text: text.into(),
+            outline: Vec::new(),
+            hash: String::new(),
+            tokens: 0,
+        }
+    }
+
+    fn files(index: &LexicalIndex, question: &str) -> Vec<(u64, ChunkId)> {
+        let hits = index.search_files(&analyze(question), 10);
+        hits.unwrap_or_default()
+            .into_iter()
+            .map(|h| (h.key, h.best_chunk))
+            .collect()
+    }
+
+    #[test]
+    fn whole_file_bm25_sums_evidence_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = LexicalIndex::open(dir.path(), 1).unwrap();
+        let mut w = index.writer().unwrap();
+        // pool.rs holds both terms, in different chunks; its best chunk is
+        // the one with the rarer term.
+        w.add(&chunk(1, "src/pool.rs", "fn acquire() { timeout }"), &[])
+            .unwrap();
+        w.add(&chunk(2, "src/pool.rs", "fn release() { connection }"), &[])
+            .unwrap();
+        w.add(&chunk(3, "src/pool.rs", "fn unrelated() {}"), &[])
+            .unwrap();
+        w.add(&chunk(4, "src/misc.rs", "fn one() { timeout }"), &[])
+            .unwrap();
+        for n in 0..6 {
+            w.add(
+                &chunk(10 + n, &format!("src/other{n}.rs"), "fn filler() {}"),
+                &[],
+            )
+            .unwrap();
+        }
+        w.commit(1).unwrap();
+        let got = files(&index, "connection timeout");
+        assert_eq!(got.first(), Some(&(file_key("src/pool.rs"), 2)), "{got:?}");
+        assert_eq!(got.get(1).map(|h| h.0), Some(file_key("src/misc.rs")));
+        assert_eq!(got.len(), 2);
+
+        // A path term counts once per file, not once per chunk, and a
+        // deleted file is gone (the statistics follow the new generation).
+        let got = files(&index, "misc timeout");
+        assert_eq!(got.first().map(|h| h.0), Some(file_key("src/misc.rs")));
+        let mut w = index.writer().unwrap();
+        w.delete_path("src/misc.rs");
+        w.commit(2).unwrap();
+        let got = files(&index, "misc timeout");
+        assert_eq!(got, vec![(file_key("src/pool.rs"), 1)]);
+        assert!(files(&index, "").is_empty());
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct RetrieveLimits {
     pub graph_seeds: usize,
     /// Chunks per explicitly mentioned path.
     pub per_path: usize,
+    /// Files ranked by whole-file BM25.
+    pub files: usize,
 }
 
 impl Default for RetrieveLimits {
@@ -49,6 +51,7 @@ impl Default for RetrieveLimits {
             per_symbol: 8,
             graph_seeds: 8,
             per_path: 40,
+            files: 50,
         }
     }
 }
@@ -244,11 +247,26 @@ impl Project {
                 all_terms.push(t);
             }
         }
-        let hits = tokio::task::block_in_place(|| self.lexical.search(&all_terms, limits.bm25))?;
+        let (hits, files) = tokio::task::block_in_place(|| -> Result<_> {
+            Ok((
+                self.lexical.search(&all_terms, limits.bm25)?,
+                self.lexical.search_files(&all_terms, limits.files)?,
+            ))
+        })?;
         for (rank, (id, score)) in hits.into_iter().enumerate() {
             let s = g.get(id);
             s.bm25 = Some(score);
             s.bm25_rank = Some(rank as u32 + 1);
+        }
+        // The best files as wholes: their best chunk joins the candidates;
+        // every candidate of such a file carries the file's rank.
+        let file_rank: HashMap<u64, u32> = files
+            .iter()
+            .enumerate()
+            .map(|(rank, hit)| (hit.key, rank as u32 + 1))
+            .collect();
+        for hit in &files {
+            g.get(hit.best_chunk);
         }
 
         // Vector neighbours, when an embedder is configured and has vectors.
@@ -414,6 +432,9 @@ impl Project {
         for (chunk, mtime_ns) in self.catalog.chunks(&ids).await? {
             let mut signals = g.signals.remove(&chunk.id).unwrap_or_default();
             signals.mtime = mtime_ns / 1_000_000_000;
+            signals.file_rank = file_rank
+                .get(&crate::lexical::file_key(&chunk.path))
+                .copied();
             out.push(Candidate { chunk, signals });
         }
         out.sort_by(|a, b| {

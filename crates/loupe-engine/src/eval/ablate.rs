@@ -10,6 +10,7 @@
 //! | name | effect |
 //! |---|---|
 //! | `bm25` | BM25 ranks cleared; chunks only BM25 found are dropped |
+//! | `files` | whole-file BM25 ranks cleared; chunks only it brought are dropped |
 //! | `vector` | vector ranks cleared (same as `--embedder none`, but keeps the index) |
 //! | `symbols` | symbol-name matches (exact and fuzzy) cleared |
 //! | `paths` | paths mentioned in the question cleared |
@@ -29,7 +30,8 @@ use std::collections::BTreeSet;
 
 /// Every known ablation name.
 pub const NAMES: &[&str] = &[
-    "bm25", "vector", "symbols", "paths", "graph", "primers", "recency", "weights", "lod", "k",
+    "bm25", "files", "vector", "symbols", "paths", "graph", "primers", "recency", "weights", "lod",
+    "k",
 ];
 
 /// A set of ablations.
@@ -108,6 +110,9 @@ impl Ablations {
                 s.bm25 = None;
                 s.bm25_rank = None;
             }
+            if self.has("files") {
+                s.file_rank = None;
+            }
             if self.has("vector") {
                 s.vector = None;
                 s.vector_rank = None;
@@ -133,6 +138,7 @@ impl Ablations {
 /// Whether any retrieval source vouches for the candidate.
 fn has_evidence(s: &Signals) -> bool {
     s.bm25_rank.is_some()
+        || s.file_rank.is_some()
         || s.vector_rank.is_some()
         || s.symbol_hits > 0
         || s.path_hits > 0

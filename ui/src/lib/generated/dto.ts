@@ -238,6 +238,10 @@ graph: number,
  */
 path_terms: number, 
 /**
+ * Relevance from the whole file's BM25 rank.
+ */
+file: number, 
+/**
  * Primer boost.
  */
 primer: number, 
