@@ -7,6 +7,7 @@
 #   make package  a .deb of the app (AppImage needs a download: not offline)
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
+#   make bench-peers  Loupe vs Repomix, code2prompt, yek on that corpus (installs them; not part of test)
 #
 # Everything installs from Debian's packages, crates.io and npm only.
 
@@ -29,7 +30,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench fmt clippy
+.PHONY: run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -108,3 +109,10 @@ test: deps lint unit ui-test e2e
 bench: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
 	scripts/bench-index.sh
+
+## bench-peers: Loupe side by side with Repomix, code2prompt and yek (BENCHMARKS.md).
+## Installs the pinned peers under target/peers/ from npm and crates.io.
+bench-peers: deps
+	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
+	@command -v hyperfine >/dev/null || (apt-get update -qq && apt-get install -y -qq hyperfine)
+	scripts/bench-peers.sh
