@@ -272,6 +272,9 @@ pub struct KnobsDto {
     pub budget_unit: BudgetUnit,
     /// Path weight rules; rows with an empty glob are ignored.
     pub path_weights: Vec<PathWeightDto>,
+    /// Primer file names (any depth) or project-relative paths; their
+    /// chunks are always candidates and get `primer_boost`.
+    pub primers: Vec<String>,
     /// Added to primer files' scores.
     pub primer_boost: f32,
     /// Automatic items kept at most; `null` keeps all.
@@ -405,6 +408,7 @@ impl From<Knobs> for KnobsDto {
                     weight: w.weight,
                 })
                 .collect(),
+            primers: k.primers,
             primer_boost: k.primer_boost,
             k: k.k.map(|k| u32::try_from(k).unwrap_or(u32::MAX)),
             lod: k.lod,
@@ -450,6 +454,12 @@ impl From<KnobsDto> for Knobs {
                     glob: w.glob.trim().to_owned(),
                     weight: w.weight.clamp(0.0, 2.0),
                 })
+                .collect(),
+            primers: d
+                .primers
+                .into_iter()
+                .map(|p| p.trim().to_owned())
+                .filter(|p| !p.is_empty())
                 .collect(),
             primer_boost: d.primer_boost,
             k: d.k.map(|k| k as usize),

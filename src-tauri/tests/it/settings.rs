@@ -105,6 +105,24 @@ fn the_new_knobs_reach_the_prompt() {
         strict.rows
     );
 
+    // A primer file is boosted (and always a candidate).
+    let primed: AssemblyDto = h.ok(
+        "assemble",
+        h.ask(QUESTION, json!({ "primers": ["packing.md", " "] })),
+    );
+    let doc = primed
+        .rows
+        .iter()
+        .find(|r| r.path == "docs/packing.md")
+        .expect("the primer is a candidate");
+    assert!(doc.score.primer > 0.0, "{doc:?}");
+    assert!(
+        base.rows
+            .iter()
+            .filter(|r| r.path == "docs/packing.md")
+            .all(|r| r.score.primer == 0.0)
+    );
+
     // Overrides replace what the classifier detected.
     let over: AssemblyDto = h.ok(
         "assemble",

@@ -217,6 +217,9 @@ test('changing a path weight re-assembles; weight 0 hides the rows', async () =>
   assert.deepEqual(lastKnobs.path_weights, [{ glob: 'tests/**', weight: 0 }]);
   assert.doesNotMatch(await p.getByTestId('prompt-preview').innerText(), /tests\/pack_test\.rs/);
 
+  // The rule says how many candidates it decided.
+  assert.equal(await p.getByTestId('weight-count-0').innerText(), '2 matched');
+
   // The hidden rows can be shown again, marked as hidden.
   await p.getByTestId('show-hidden').check();
   const hidden = p.locator('[data-testid="chunk-row"][data-path="tests/pack_test.rs"]');
@@ -342,6 +345,7 @@ test('every new knob re-assembles with its value', async () => {
     [() => p.getByTestId('toggle-structured').check(), (k) => k.toggles.structured === true],
     [() => p.getByTestId('toggle-sanitize').uncheck(), (k) => k.sanitize === false],
     [() => p.getByTestId('toggle-redact').uncheck(), (k) => k.redact_secrets === false],
+    [async () => { await p.getByTestId('primers-input').fill('AGENTS.md, docs/knobs.md'); await p.getByTestId('primers-input').press('Enter'); }, (k) => k.primers.join('|') === 'AGENTS.md|docs/knobs.md'],
     [() => p.getByTestId('type-override').selectOption('debugging'), (k) => k.question_type === 'debugging'],
     [() => p.getByTestId('intent-override').selectOption('tests'), (k) => k.intent === 'tests'],
   ];

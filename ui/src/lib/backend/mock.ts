@@ -71,6 +71,8 @@ const DEFAULT_KNOBS: KnobsDto = {
   budget: null,
   budget_unit: 'tokens',
   path_weights: [],
+  // The real default is AGENTS.md and friends; the mock's fixture has a README.
+  primers: ['README.md'],
   primer_boost: 0.25,
   k: null,
   lod: true,
@@ -165,7 +167,8 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
     .map(({ c, i, marked }) => {
       const rule = rules.find((r) => r.re.test(c.path));
       const pathWeight = rule ? rule.weight : 1;
-      const primer = c.path === 'README.md' ? knobs.primer_boost : 0;
+      const name = c.path.split('/').pop() ?? c.path;
+      const primer = knobs.primers.some((p) => p === name || p === c.path) ? knobs.primer_boost : 0;
       const pinned = marked?.mark === 'pin';
       const score = pinned ? 1 : Math.min(0.9, (c.relevance + primer) * pathWeight);
       return { c, i, rule, pathWeight, primer, score, pinned, marked };
@@ -213,7 +216,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
         recency: 0,
         multiplier: s.pathWeight,
         path_weight: s.pathWeight,
-        path_rule: s.rule ? s.rule.glob : null,
+        path_rule: s.rule ? s.rule.glob.trim() : null,
         pinned: s.pinned,
       },
       lod: status === 'included' ? 0 : null,

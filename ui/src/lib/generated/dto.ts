@@ -160,6 +160,11 @@ budget_unit: BudgetUnit,
  */
 path_weights: Array<PathWeightDto>, 
 /**
+ * Primer file names (any depth) or project-relative paths; their
+ * chunks are always candidates and get `primer_boost`.
+ */
+primers: Array<string>, 
+/**
  * Added to primer files' scores.
  */
 primer_boost: number, 
