@@ -204,25 +204,69 @@ impl From<&Diagnostic> for DiagnosticDto {
     }
 }
 
-/// A row of the model picker.
+/// A row of the model table: a built-in one, or the user's own.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ModelDto {
-    /// Model name (prefix-matched).
+    /// Model name (prefix-matched, case-insensitive).
     pub name: String,
     /// Context window in tokens.
     pub context_window: u32,
     /// Default budget in tokens.
     pub default_budget: u32,
+    /// The tokenizer sizes are counted with.
+    pub encoding: EncodingDto,
+    /// Share of the budget kept free because `encoding` only approximates
+    /// the model's own tokenizer (0 for OpenAI models).
+    pub safety_margin: f32,
+}
+
+/// A BPE vocabulary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum EncodingDto {
+    /// GPT-4o and later.
+    O200kBase,
+    /// GPT-4, GPT-3.5; the closest public BPE for Llama 3 and Qwen.
+    Cl100kBase,
 }
 
 impl From<&loupe_assemble::models::ModelSpec> for ModelDto {
     fn from(m: &loupe_assemble::models::ModelSpec) -> Self {
+        use loupe_assemble::tokens::Encoding;
         Self {
             name: m.name.clone(),
             context_window: m.context_window,
             default_budget: m.default_budget,
+            encoding: match m.encoding {
+                Encoding::O200kBase => EncodingDto::O200kBase,
+                Encoding::Cl100kBase => EncodingDto::Cl100kBase,
+            },
+            safety_margin: m.safety_margin,
         }
+    }
+}
+
+impl ModelDto {
+    /// The core row, or `None` for a row the user has not finished (no
+    /// name or no context window).
+    fn to_spec(&self) -> Option<loupe_assemble::models::ModelSpec> {
+        use loupe_assemble::tokens::Encoding;
+        let name = self.name.trim().to_lowercase();
+        if name.is_empty() || self.context_window == 0 {
+            return None;
+        }
+        Some(loupe_assemble::models::ModelSpec {
+            name,
+            encoding: match self.encoding {
+                EncodingDto::O200kBase => Encoding::O200kBase,
+                EncodingDto::Cl100kBase => Encoding::Cl100kBase,
+            },
+            context_window: self.context_window,
+            default_budget: self.default_budget.clamp(1, self.context_window),
+            safety_margin: self.safety_margin.clamp(0.0, 0.9),
+        })
     }
 }
 
@@ -266,6 +310,8 @@ pub struct PathWeightDto {
 pub struct KnobsDto {
     /// Model name.
     pub model: String,
+    /// The user's own model rows, checked before the built-in table.
+    pub models: Vec<ModelDto>,
     /// Budget; `null` uses the model's default.
     pub budget: Option<u32>,
     /// Unit of `budget`.
@@ -398,6 +444,7 @@ impl From<Knobs> for KnobsDto {
         };
         Self {
             model: k.model,
+            models: k.models.iter().map(ModelDto::from).collect(),
             budget,
             budget_unit,
             path_weights: k
@@ -442,6 +489,7 @@ impl From<KnobsDto> for Knobs {
         use loupe_assemble::render::Format;
         Knobs {
             model: d.model,
+            models: d.models.iter().filter_map(ModelDto::to_spec).collect(),
             budget: d.budget.map(|n| match d.budget_unit {
                 BudgetUnit::Tokens => Budget::Tokens(n),
                 BudgetUnit::Chars => Budget::Chars(n),
@@ -851,6 +899,7 @@ mod tests {
             StatusDto::decl(&cfg),
             OpenedDto::decl(&cfg),
             DiagnosticDto::decl(&cfg),
+            EncodingDto::decl(&cfg),
             ModelDto::decl(&cfg),
             BudgetUnit::decl(&cfg),
             FormatDto::decl(&cfg),

@@ -123,6 +123,21 @@ fn the_new_knobs_reach_the_prompt() {
             .all(|r| r.score.primer == 0.0)
     );
 
+    // A model row of the user's own: its default budget and tokenizer apply.
+    let mine = json!([{ "name": " My-Llama ", "context_window": 8000, "default_budget": 900,
+        "encoding": "cl100k_base", "safety_margin": 0.1 },
+        { "name": "", "context_window": 0, "default_budget": 0, "encoding": "o200k_base", "safety_margin": 0.0 }]);
+    let custom: AssemblyDto = h.ok(
+        "assemble",
+        h.ask(
+            QUESTION,
+            json!({ "model": "my-llama-3-8b", "models": mine }),
+        ),
+    );
+    assert_eq!(custom.report.model, "my-llama");
+    assert_eq!(custom.report.budget, 900);
+    assert!(custom.report.usable <= 810, "{:?}", custom.report);
+
     // Overrides replace what the classifier detected.
     let over: AssemblyDto = h.ok(
         "assemble",

@@ -508,3 +508,26 @@ test('a type or intent override lasts for its question only', async () => {
   assert.equal(await p.getByTestId('type-override').inputValue(), await p.locator('[data-testid="type-override"] option').first().getAttribute('value'));
   await p.close();
 });
+
+test('a model of your own is added, picked and sets the default budget', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('custom-models').locator('summary').click();
+  await p.getByTestId('model-add').click();
+  await p.getByTestId('model-name-0').fill('My-Llama');
+  await p.getByTestId('model-window-0').fill('8000');
+  await p.getByTestId('model-window-0').press('Enter');
+  await p.getByTestId('model-budget-0').fill('900');
+  await p.getByTestId('model-budget-0').press('Enter');
+  await p.getByTestId('model-select').selectOption('my-llama');
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '900');
+  await p.waitForFunction(() => {
+    const calls = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble');
+    const k = calls[calls.length - 1].args.knobs;
+    return k.model === 'my-llama' && k.models[0]?.default_budget === 900 && k.models[0]?.encoding === 'cl100k_base';
+  });
+  await p.waitForFunction(() => document.querySelector('[data-testid="budget-used"]')?.textContent?.includes('/ 900'));
+  await p.getByTestId('model-remove-0').click();
+  assert.equal(await p.getByTestId('model-row').count(), 0);
+  await p.close();
+});

@@ -68,6 +68,7 @@ const log = (cmd: string, args: unknown) =>
 
 const DEFAULT_KNOBS: KnobsDto = {
   model: 'gpt-4o',
+  models: [],
   budget: null,
   budget_unit: 'tokens',
   path_weights: [],
@@ -151,7 +152,8 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
   const rules = knobs.path_weights
     .filter((w) => w.glob.trim() !== '')
     .map((w) => ({ ...w, re: globToRegExp(w.glob.trim()) }));
-  const budget = knobs.budget ?? MODEL_BUDGET;
+  const custom = knobs.models.find((m) => m.name.trim().toLowerCase() === knobs.model);
+  const budget = knobs.budget ?? custom?.default_budget ?? MODEL_BUDGET;
   const sel = selectionOf(root);
   const markOf = (c: Candidate, i: number) => {
     const hit = (t: TargetDto) =>
@@ -366,8 +368,8 @@ export const mockBackend: Backend = {
   },
   async models() {
     return [
-      { name: 'gpt-4o', context_window: 128000, default_budget: MODEL_BUDGET },
-      { name: 'claude-sonnet-4', context_window: 200000, default_budget: 12000 },
+      { name: 'gpt-4o', context_window: 128000, default_budget: MODEL_BUDGET, encoding: 'o200k_base', safety_margin: 0 },
+      { name: 'claude-sonnet-4', context_window: 200000, default_budget: 12000, encoding: 'o200k_base', safety_margin: 0.1 },
     ];
   },
   async defaultKnobs() {

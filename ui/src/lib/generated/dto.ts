@@ -92,9 +92,11 @@ kind: string,
  */
 message: string, };
 
+export type EncodingDto = "o200k_base" | "cl100k_base";
+
 export type ModelDto = { 
 /**
- * Model name (prefix-matched).
+ * Model name (prefix-matched, case-insensitive).
  */
 name: string, 
 /**
@@ -104,7 +106,16 @@ context_window: number,
 /**
  * Default budget in tokens.
  */
-default_budget: number, };
+default_budget: number, 
+/**
+ * The tokenizer sizes are counted with.
+ */
+encoding: EncodingDto, 
+/**
+ * Share of the budget kept free because `encoding` only approximates
+ * the model's own tokenizer (0 for OpenAI models).
+ */
+safety_margin: number, };
 
 export type BudgetUnit = "tokens" | "chars";
 
@@ -147,6 +158,10 @@ export type KnobsDto = {
  * Model name.
  */
 model: string, 
+/**
+ * The user's own model rows, checked before the built-in table.
+ */
+models: Array<ModelDto>, 
 /**
  * Budget; `null` uses the model's default.
  */
