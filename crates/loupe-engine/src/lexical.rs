@@ -16,6 +16,7 @@
 //! its chunks, its length the sum of their lengths): evidence spread over
 //! several chunks of one file counts, without a second index.
 
+use crate::lexical_dir::UnsyncedDirectory;
 use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId, SpanKind};
 use std::collections::{HashMap, HashSet};
@@ -44,6 +45,10 @@ const MAX_TOKEN_LEN: usize = 48;
 /// Writer heap: tantivy's recommended minimum per thread is 15 MB; 64 MB
 /// total keeps segment flushes rare on our corpora without hogging memory.
 const WRITER_HEAP_BYTES: usize = 64_000_000;
+/// Batches up to this many chunks get a small writer ([`LexicalIndex::writer_for`]).
+const SMALL_BATCH_CHUNKS: usize = 2_000;
+/// The small writer's heap: tantivy's minimum for one thread (15 MB).
+const SMALL_WRITER_HEAP_BYTES: usize = 15_000_000;
 /// At most this many distinct query terms are used (long bug reports).
 const MAX_QUERY_TERMS: usize = 256;
 /// Field boosts: a term in a symbol name or path says more than one in a body.
@@ -321,7 +326,8 @@ impl LexicalIndex {
         if !dir.join("meta.json").exists() {
             return Err("no lexical index yet".into());
         }
-        let index = Index::open_in_dir(dir).map_err(|e| e.to_string())?;
+        let directory = UnsyncedDirectory::open(dir).map_err(|e| e.to_string())?;
+        let index = Index::open(directory).map_err(|e| e.to_string())?;
         let (expected, fields) = schema();
         if index.schema() != expected {
             return Err("lexical schema changed".into());
@@ -343,7 +349,11 @@ impl LexicalIndex {
             source: e,
         })?;
         let (schema, fields) = schema();
-        let index = Index::create_in_dir(dir, schema)?;
+        let index = Index::create(
+            UnsyncedDirectory::open(dir)?,
+            schema,
+            tantivy::IndexSettings::default(),
+        )?;
         Self::wrap(index, fields)
     }
 
@@ -363,12 +373,22 @@ impl LexicalIndex {
 
     /// A writer for one batch of changes. Fails if another process holds the index.
     pub fn writer(&self) -> Result<LexicalWriter<'_>> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get().min(4))
-            .unwrap_or(1);
-        let writer = self
-            .index
-            .writer_with_num_threads(threads, WRITER_HEAP_BYTES)?;
+        self.writer_for(usize::MAX)
+    }
+
+    /// A writer sized for about `chunks` additions: a small batch (a
+    /// watcher update) gets one thread and tantivy's smallest heap, whose
+    /// setup and flush cost less than a full-size writer's.
+    pub fn writer_for(&self, chunks: usize) -> Result<LexicalWriter<'_>> {
+        let (threads, heap) = if chunks <= SMALL_BATCH_CHUNKS {
+            (1, SMALL_WRITER_HEAP_BYTES)
+        } else {
+            let threads = std::thread::available_parallelism()
+                .map(|n| n.get().min(4))
+                .unwrap_or(1);
+            (threads, WRITER_HEAP_BYTES)
+        };
+        let writer = self.index.writer_with_num_threads(threads, heap)?;
         Ok(LexicalWriter {
             index: self,
             writer,

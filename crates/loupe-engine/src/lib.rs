@@ -37,6 +37,7 @@ pub mod eval;
 pub mod golden;
 pub mod lang;
 pub mod lexical;
+pub mod lexical_dir;
 pub mod progress;
 pub mod project;
 pub mod retrieve;

@@ -527,7 +527,7 @@ impl Project {
         report.times.catalog = started.elapsed();
         let started = Instant::now();
         if changes_chunks || self.lexical.is_empty() != (applied.inserted.is_empty()) {
-            let mut writer = self.lexical.writer()?;
+            let mut writer = self.lexical.writer_for(applied.inserted.len())?;
             for path in &applied.removed_paths {
                 writer.delete_path(path);
             }
@@ -541,7 +541,7 @@ impl Project {
             writer.commit(applied.generation)?;
         } else {
             // Nothing changed in the chunks; only the payload moves forward.
-            self.lexical.writer()?.commit(applied.generation)?;
+            self.lexical.writer_for(0)?.commit(applied.generation)?;
         }
         if changes_chunks {
             self.follow(&applied);
