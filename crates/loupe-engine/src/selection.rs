@@ -150,10 +150,12 @@ pub struct IndexedSource {
 }
 
 /// Ranking classes of a completion, best first: the typed text starts the
-/// name, starts a path segment or word, or only occurs inside it.
+/// name (for a path: the path or its file name), starts a path segment or
+/// word, or only occurs inside it.
 fn completion_class(candidate: &str, needle: &str) -> Option<u8> {
     let lower = candidate.to_lowercase();
-    if lower.starts_with(needle) {
+    let file_name = lower.rsplit('/').next().unwrap_or(&lower);
+    if lower.starts_with(needle) || file_name.starts_with(needle) {
         return Some(0);
     }
     let at = lower.find(needle)?;
@@ -326,9 +328,9 @@ impl Project {
     }
 
     /// Up to `limit` indexed files and symbol names matching what follows an
-    /// `@` (case-insensitive): prefix matches first, then matches at a
-    /// segment or word start, then anywhere; files before symbols, shorter
-    /// first.
+    /// `@` (case-insensitive): prefix matches first (of the path, its file
+    /// name or the symbol), then matches at a segment or word start, then
+    /// anywhere; within a class files before symbols, shorter first.
     pub async fn complete(&self, typed: &str, limit: usize) -> Result<Vec<Completion>> {
         let needle = typed.trim().trim_start_matches('@').to_lowercase();
         if needle.is_empty() || limit == 0 {
@@ -374,7 +376,8 @@ mod tests {
     #[test]
     fn completion_classes_prefer_prefixes_then_segment_starts() {
         assert_eq!(completion_class("src/pack.rs", "src"), Some(0));
-        assert_eq!(completion_class("src/pack.rs", "pack"), Some(1));
+        assert_eq!(completion_class("src/pack.rs", "pack"), Some(0));
+        assert_eq!(completion_class("src/packing/mod.rs", "pack"), Some(1));
         assert_eq!(completion_class("pack_items", "items"), Some(1));
         assert_eq!(completion_class("unpack", "pack"), Some(2));
         assert_eq!(completion_class("render", "pack"), None);

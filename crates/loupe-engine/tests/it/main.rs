@@ -8,4 +8,5 @@
 mod chunk;
 mod embed;
 mod index;
+mod selection;
 mod support;
