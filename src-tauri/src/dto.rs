@@ -676,6 +676,8 @@ pub struct ReportDto {
     pub budget: u32,
     /// What the prompt may use.
     pub usable: u32,
+    /// Tokens kept free in the context window for the answer.
+    pub answer_reserve: u32,
     /// What the prompt uses.
     pub used: u32,
     /// Something was degraded, dropped for budget, or trimmed.
@@ -705,6 +707,7 @@ impl From<&loupe_assemble::Report> for ReportDto {
             unit: r.unit.clone(),
             budget: r.budget,
             usable: r.usable,
+            answer_reserve: r.answer_reserve,
             used: r.used,
             was_truncated: r.was_truncated,
             dropped_count: r.dropped_count,

@@ -105,6 +105,13 @@ fn the_new_knobs_reach_the_prompt() {
         strict.rows
     );
 
+    let reserved: AssemblyDto = h.ok(
+        "assemble",
+        h.ask(QUESTION, json!({ "answer_reserve": 1000 })),
+    );
+    assert_eq!(reserved.report.answer_reserve, 1000);
+    assert_eq!(base.report.answer_reserve, 4096);
+
     // A primer file is boosted (and always a candidate).
     let primed: AssemblyDto = h.ok(
         "assemble",

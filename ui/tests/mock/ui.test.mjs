@@ -236,6 +236,9 @@ test('a lower budget drops more and reports truncation; copy confirms', async ()
   await p.getByTestId('budget-input').press('Enter');
   await p.locator('[data-testid="truncation"][data-truncated="true"]').waitFor();
   assert.ok(Number(await p.getByTestId('dropped-count').innerText()) > 0);
+  // The budget bar is stacked by section; the answer reserve is listed apart.
+  assert.equal(await p.getByTestId('budget-segment').count(), 3);
+  assert.match(await p.getByTestId('answer-reserve-note').innerText(), /4096/);
 
   await p.getByTestId('copy-button').click();
   await p.getByTestId('copy-confirm').waitFor();

@@ -266,6 +266,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
       unit: knobs.budget_unit,
       budget,
       usable: budget,
+      answer_reserve: knobs.answer_reserve,
       used,
       was_truncated: rows.some((r) => r.status === 'dropped'),
       dropped_count: dropped,

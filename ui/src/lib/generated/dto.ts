@@ -411,6 +411,10 @@ budget: number,
  */
 usable: number, 
 /**
+ * Tokens kept free in the context window for the answer.
+ */
+answer_reserve: number, 
+/**
  * What the prompt uses.
  */
 used: number, 
