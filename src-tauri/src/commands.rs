@@ -5,7 +5,9 @@
 //! *API boundary:* the command names and argument names here are what
 //! `ui/src/lib/backend/tauri.ts` invokes (arguments are camelCase in JS).
 //!
-//! No SQL, walking or ranking happens here.
+//! No SQL, walking or ranking happens here. Commands that touch the disk
+//! (even a small prefs file) are `async`: Tauri runs plain `fn` commands on
+//! the main thread, where a write would stall the window.
 
 use crate::dto::{
     AssemblyDto, ChunkDetailDto, CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent,
@@ -204,7 +206,7 @@ pub async fn assemble(
 /// The knobs of a project (built-in defaults, then the team's `.loupe.toml`,
 /// then the user's saved changes) and its pins and bans.
 #[tauri::command]
-pub fn project_settings(
+pub async fn project_settings(
     state: State<'_, AppState>,
     root: String,
 ) -> CommandResult<ProjectSettingsDto> {
@@ -224,7 +226,11 @@ pub fn project_settings(
 
 /// Remember `knobs` for the project (only what differs from the team's defaults).
 #[tauri::command]
-pub fn save_knobs(state: State<'_, AppState>, root: String, knobs: KnobsDto) -> CommandResult<()> {
+pub async fn save_knobs(
+    state: State<'_, AppState>,
+    root: String,
+    knobs: KnobsDto,
+) -> CommandResult<()> {
     let open = opened(&state, &root)?;
     let (team, _, _) = prefs::team_knobs(open.project.root());
     Ok(open.set_knob_changes(prefs::difference(&team, &knobs))?)
@@ -233,7 +239,7 @@ pub fn save_knobs(state: State<'_, AppState>, root: String, knobs: KnobsDto) -> 
 /// Pin, ban or clear a chunk or a file; returns every pin and ban. The
 /// next `assemble` applies it without re-retrieving.
 #[tauri::command]
-pub fn mark(
+pub async fn mark(
     state: State<'_, AppState>,
     root: String,
     target: TargetDto,
@@ -246,16 +252,16 @@ pub fn mark(
 
 /// Saved knob presets.
 #[tauri::command]
-pub fn presets(state: State<'_, AppState>) -> Vec<PresetDto> {
-    prefs::presets(state.data_root())
+pub async fn presets(state: State<'_, AppState>) -> CommandResult<Vec<PresetDto>> {
+    Ok(prefs::presets(state.data_root())
         .into_iter()
         .map(PresetDto::from)
-        .collect()
+        .collect())
 }
 
 /// Save `knobs` as the preset `name` (replacing one of that name).
 #[tauri::command]
-pub fn save_preset(
+pub async fn save_preset(
     state: State<'_, AppState>,
     name: String,
     knobs: KnobsDto,
@@ -273,23 +279,29 @@ pub fn save_preset(
 
 /// Delete the preset `name`.
 #[tauri::command]
-pub fn delete_preset(state: State<'_, AppState>, name: String) -> CommandResult<Vec<PresetDto>> {
+pub async fn delete_preset(
+    state: State<'_, AppState>,
+    name: String,
+) -> CommandResult<Vec<PresetDto>> {
     let list = prefs::delete_preset(state.data_root(), &name)?;
     Ok(list.into_iter().map(PresetDto::from).collect())
 }
 
 /// Recently opened projects, newest first.
 #[tauri::command]
-pub fn recent_projects(state: State<'_, AppState>) -> Vec<RecentDto> {
-    prefs::recent(state.data_root())
+pub async fn recent_projects(state: State<'_, AppState>) -> CommandResult<Vec<RecentDto>> {
+    Ok(prefs::recent(state.data_root())
         .into_iter()
         .map(RecentDto::from)
-        .collect()
+        .collect())
 }
 
 /// Remove `root` from the recent projects.
 #[tauri::command]
-pub fn forget_recent(state: State<'_, AppState>, root: String) -> CommandResult<Vec<RecentDto>> {
+pub async fn forget_recent(
+    state: State<'_, AppState>,
+    root: String,
+) -> CommandResult<Vec<RecentDto>> {
     let list = prefs::forget_recent(state.data_root(), &root)?;
     Ok(list.into_iter().map(RecentDto::from).collect())
 }
