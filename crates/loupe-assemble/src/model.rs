@@ -142,7 +142,8 @@ pub struct Signals {
     /// 1-based rank among BM25 hits.
     pub bm25_rank: Option<u32>,
     /// 1-based rank of the chunk's file under whole-file BM25 (the sum of
-    /// the evidence in all its chunks), when the file is among the best.
+    /// the evidence in all its chunks), set on the best chunk of each of the
+    /// best files.
     pub file_rank: Option<u32>,
     /// Cosine similarity from the vector index.
     pub vector: Option<f32>,

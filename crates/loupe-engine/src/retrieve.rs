@@ -235,18 +235,7 @@ impl Project {
         let limits = &query.limits;
 
         // BM25 over the whole question, analysed like the index.
-        let terms = crate::lexical::analyze(&query.text);
-        let extra: Vec<String> = query
-            .identifiers
-            .iter()
-            .flat_map(|i| crate::lexical::analyze(i))
-            .collect();
-        let mut all_terms = terms;
-        for t in extra {
-            if !all_terms.contains(&t) {
-                all_terms.push(t);
-            }
-        }
+        let all_terms = crate::lexical::query_terms(&query.text, &query.identifiers);
         let (hits, files) = tokio::task::block_in_place(|| -> Result<_> {
             Ok((
                 self.lexical.search(&all_terms, limits.bm25)?,
@@ -258,15 +247,11 @@ impl Project {
             s.bm25 = Some(score);
             s.bm25_rank = Some(rank as u32 + 1);
         }
-        // The best files as wholes: their best chunk joins the candidates;
-        // every candidate of such a file carries the file's rank.
-        let file_rank: HashMap<u64, u32> = files
-            .iter()
-            .enumerate()
-            .map(|(rank, hit)| (hit.key, rank as u32 + 1))
-            .collect();
-        for hit in &files {
-            g.get(hit.best_chunk);
+        // The best files as wholes: each one's best chunk joins the
+        // candidates carrying the file's rank. Only that chunk: boosting
+        // every chunk of a long file let one file crowd a small budget.
+        for (rank, hit) in files.iter().enumerate() {
+            g.get(hit.best_chunk).file_rank = Some(rank as u32 + 1);
         }
 
         // Vector neighbours, when an embedder is configured and has vectors.
@@ -432,9 +417,6 @@ impl Project {
         for (chunk, mtime_ns) in self.catalog.chunks(&ids).await? {
             let mut signals = g.signals.remove(&chunk.id).unwrap_or_default();
             signals.mtime = mtime_ns / 1_000_000_000;
-            signals.file_rank = file_rank
-                .get(&crate::lexical::file_key(&chunk.path))
-                .copied();
             out.push(Candidate { chunk, signals });
         }
         out.sort_by(|a, b| {
