@@ -559,3 +559,30 @@ async fn update_paths_rereads_known_files_without_a_walk() {
     assert_eq!(status.lexical_chunks, status.chunks);
     assert_eq!(index(&p).await.files_changed, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packed_loads_of_symbols_and_ids_are_complete() {
+    let env = Env::new();
+    sample_project(&env);
+    // A heading holding the record and unit separators the packed load
+    // uses: it must come back whole, through the plain-row path.
+    env.write("docs/odd.md", "# Odd\u{1e}head\u{1f}ing\n\nText.\n");
+    let p = env.open(None).await;
+    index(&p).await;
+    let by_path = ids_by_path(&p).await;
+    let mut expected: Vec<i64> = by_path.values().flatten().copied().collect();
+    expected.sort_unstable();
+    assert_eq!(p.catalog().chunk_ids().await.unwrap(), expected);
+
+    let table = p.catalog().symbol_table().await.unwrap();
+    let names: Vec<&str> = table.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"pack_items"), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.contains('\u{1e}') && n.contains('\u{1f}')),
+        "{names:?}"
+    );
+    let ids: std::collections::HashSet<i64> = expected.into_iter().collect();
+    assert!(table.iter().all(|(_, id)| ids.contains(id)), "{table:?}");
+}
