@@ -168,7 +168,7 @@ if [ -z "${SKIP_WARM:-}" ]; then
       cargo bench -p loupe-engine --bench query 2> /dev/null | grep -v '^$'
     echo "load after: $(cut -d' ' -f1 /proc/loadavg)"; } > "$work/query-bench.txt"
   { echo "load before: $(cut -d' ' -f1 /proc/loadavg)"
-    cargo bench -p loupe-assemble 2> /dev/null | grep -v '^$'
+    cargo bench -p loupe-assemble 2> /dev/null | grep -Ev '^$|^running |^test '
     echo "load after: $(cut -d' ' -f1 /proc/loadavg)"; } > "$work/assemble-bench.txt"
 fi
 
@@ -217,7 +217,7 @@ if "loupe" in by:
         if not ok:
             continue
         pt = med(ok); ptok = tokens.get(peer, (None,))[0]
-        tr = f"{ltok / ptok:.4f}" if ltok and ptok else "—"
+        tr = f"{ltok / ptok:.2e} (1/{ptok / ltok:,.0f})" if ltok and ptok else "—"
         print(f"Loupe / {peer}: time {lt / pt:.2f}x, tokens {tr}")
         target = {"repomix-compress": 0.5, "code2prompt": 1.0}.get(peer)
         if target is not None:
