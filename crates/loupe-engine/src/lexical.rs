@@ -47,6 +47,8 @@ const MAX_TOKEN_LEN: usize = 48;
 const WRITER_HEAP_BYTES: usize = 64_000_000;
 /// Batches up to this many chunks get a small writer ([`LexicalIndex::writer_for`]).
 const SMALL_BATCH_CHUNKS: usize = 2_000;
+/// Small writers merge only segments below this many documents.
+const SMALL_BATCH_MERGE_MAX_DOCS: usize = 2_000;
 /// The small writer's heap: tantivy's minimum for one thread (15 MB).
 const SMALL_WRITER_HEAP_BYTES: usize = 15_000_000;
 /// Weight of the question's first line's terms (see [`query_terms`]): a
@@ -420,6 +422,14 @@ impl LexicalIndex {
             (threads, WRITER_HEAP_BYTES)
         };
         let writer = self.index.writer_with_num_threads(threads, heap)?;
+        if chunks <= SMALL_BATCH_CHUNKS {
+            // A watcher update must not set off a merge of the big segments
+            // (seconds of CPU on a large project, competing with the next
+            // question); small segments still merge among themselves.
+            let mut policy = tantivy::indexer::LogMergePolicy::default();
+            policy.set_max_docs_before_merge(SMALL_BATCH_MERGE_MAX_DOCS);
+            writer.set_merge_policy(Box::new(policy));
+        }
         Ok(LexicalWriter {
             index: self,
             writer,
