@@ -240,11 +240,18 @@ pub fn question_type(question: &str, analysis: &QueryAnalysis) -> QuestionType {
         .paths
         .iter()
         .any(|p| super::query::split_line_suffix(p).1.is_some());
+    // "How does X work?" is about the architecture when X is a subsystem
+    // ("auth"), about code when X is named code (`serde_json`, a path).
+    let names_code = !analysis.identifiers.is_empty() || !analysis.paths.is_empty();
+    let how_does_code = names_code && joined.contains(" how does ");
     let mut best = (0, QuestionType::Implementation);
     for (kind, cues) in TYPE_CUES {
         let mut score = cue_score(&joined, cues);
         if *kind == QuestionType::Debugging && has_trace {
             score += TRACE_DEBUG_BOOST;
+        }
+        if *kind == QuestionType::CodeExplanation && how_does_code {
+            score += 1;
         }
         if score > best.0 {
             best = (score, *kind);
@@ -335,6 +342,14 @@ mod tests {
         check("how to use auth", (Q::Implementation, I::Docs));
         check("auth test failure", (Q::Debugging, I::Tests));
         check("How does packing work?", (Q::Architectural, I::Default));
+        check(
+            "how does serde_json parse a floating point number?",
+            (Q::CodeExplanation, I::Code),
+        );
+        check(
+            "add a --max-depth option to parse_args",
+            (Q::FeatureRequest, I::Code),
+        );
         check(
             "Explain what `pack_items` does",
             (Q::CodeExplanation, I::Code),
