@@ -6,6 +6,9 @@ use loupe_app::dto::{AssemblyDto, MarkDto, ProjectSettingsDto, RowStatus, Select
 use serde_json::json;
 
 const QUESTION: &str = "how does pack_items choose items?";
+/// Small enough that the test of `pack_items` is dropped unless pinned
+/// (depends on the preamble's length: the question is a code explanation).
+const TINY_BUDGET: u32 = 170;
 
 fn render_target() -> serde_json::Value {
     json!({ "kind": "chunk", "path": "src/render.rs", "symbol": "render", "start_line": 1 })
@@ -24,7 +27,7 @@ fn row<'a>(a: &'a AssemblyDto, path: &str) -> Option<&'a loupe_app::dto::RowDto>
 fn a_pinned_chunk_scores_one_and_survives_a_tiny_budget_and_a_restart() {
     let h = Harness::new();
     let root = h.open();
-    let tiny = json!({ "budget": 200 });
+    let tiny = json!({ "budget": TINY_BUDGET });
     let before: AssemblyDto = h.ok("assemble", h.ask(QUESTION, tiny.clone()));
     assert!(
         row(&before, "tests/pack_test.rs").is_some_and(|r| r.status == RowStatus::Dropped),
@@ -67,7 +70,10 @@ fn a_pinned_chunk_scores_one_and_survives_a_tiny_budget_and_a_restart() {
         json!({ "root": root, "target": test_target(), "mark": "clear" }),
     );
     assert!(sel.pinned.is_empty());
-    let cleared: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({ "budget": 200 })));
+    let cleared: AssemblyDto = h.ok(
+        "assemble",
+        h.ask(QUESTION, json!({ "budget": TINY_BUDGET })),
+    );
     assert!(row(&cleared, "tests/pack_test.rs").is_none_or(|r| !r.score.pinned));
 }
 
