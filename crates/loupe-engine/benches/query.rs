@@ -69,6 +69,14 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
         };
         let _ = project.assemble(q, knobs).await?;
         full.push(t.elapsed());
+        if std::env::var_os("LOUPE_BENCH_VERBOSE").is_some() {
+            eprintln!(
+                "{:>7.1} ms retrieve {:>7.1} ms total  {} candidates  {q}",
+                retrieve.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                t.elapsed().as_secs_f64() * 1e3,
+                candidates.len()
+            );
+        }
         // A knob change re-runs only the pure assembly over the same
         // candidates, reusing the body sizes the first assembly measured.
         let mut sizes = loupe_assemble::SizeCache::default();
