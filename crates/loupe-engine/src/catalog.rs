@@ -675,23 +675,24 @@ impl Catalog {
     }
 
     /// Chunks that reference any of the given (lower-cased) names, at most
-    /// `limit` per name, in one query.
+    /// `limit` per name (the lowest chunk ids), one query per 64 names.
     pub async fn referrers(&self, names: &[String], limit: u32) -> Result<Vec<(String, ChunkId)>> {
+        // One LIMITed subquery per name, each a range of the (name, chunk)
+        // index: reads `limit` rows per name however common the name is.
+        const NAMES_PER_QUERY: usize = 64;
         let mut out = Vec::new();
-        for batch in names.chunks(MAX_IN_LIST) {
-            let sql = format!(
-                "SELECT name_lower, chunk_id FROM (\
-                   SELECT name_lower, chunk_id, \
-                          ROW_NUMBER() OVER (PARTITION BY name_lower ORDER BY chunk_id) AS n \
-                   FROM (SELECT DISTINCT name_lower, chunk_id FROM refs WHERE name_lower IN ({})))\
-                 WHERE n <= ?",
-                placeholders(batch.len())
-            );
+        for batch in names.chunks(NAMES_PER_QUERY) {
+            let sql = vec![
+                "SELECT * FROM (SELECT DISTINCT name_lower, chunk_id FROM refs \
+                 WHERE name_lower = ? ORDER BY chunk_id LIMIT ?)";
+                batch.len()
+            ]
+            .join(" UNION ALL ");
             let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
             for name in batch {
-                q = q.bind(name);
+                q = q.bind(name).bind(limit);
             }
-            out.extend(q.bind(limit).fetch_all(&self.pool).await?);
+            out.extend(q.fetch_all(&self.pool).await?);
         }
         Ok(out)
     }

@@ -586,3 +586,42 @@ async fn packed_loads_of_symbols_and_ids_are_complete() {
     let ids: std::collections::HashSet<i64> = expected.into_iter().collect();
     assert!(table.iter().all(|(_, id)| ids.contains(id)), "{table:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn referrers_are_capped_per_name_lowest_ids_first() {
+    let env = Env::new();
+    for i in 0..7 {
+        env.write(
+            &format!("src/caller{i}.rs"),
+            format!("pub fn caller_{i}() -> u32 {{\n    shared_helper() + other_helper() + shared_helper()\n}}\n"),
+        );
+    }
+    env.write(
+        "src/one.rs",
+        "pub fn lonely() -> u32 {\n    rare_helper()\n}\n",
+    );
+    let p = env.open(None).await;
+    index(&p).await;
+    let names = ["shared_helper", "rare_helper", "other_helper", "nobody"].map(String::from);
+    let got = p.catalog().referrers(&names, 5).await.unwrap();
+    let of = |name: &str| -> Vec<i64> {
+        got.iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, id)| *id)
+            .collect()
+    };
+    let callers: Vec<i64> = {
+        let by_path = ids_by_path(&p).await;
+        let mut ids: Vec<i64> = (0..7)
+            .flat_map(|i| by_path[&format!("src/caller{i}.rs")].clone())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    // At most 5 per name, no duplicates though each caller names it twice,
+    // and the lowest chunk ids.
+    assert_eq!(of("shared_helper"), callers[..5].to_vec());
+    assert_eq!(of("other_helper"), callers[..5].to_vec());
+    assert_eq!(of("rare_helper").len(), 1);
+    assert!(of("nobody").is_empty());
+}
