@@ -632,9 +632,14 @@ impl Catalog {
     /// which is split here. Names holding either separator (none in
     /// practice) come as plain rows.
     pub async fn symbol_table(&self) -> Result<Vec<(String, ChunkId)>> {
-        let packed: Option<String> = sqlx::query_scalar(
-            "SELECT group_concat(name_lower || char(31) || chunk_id, char(30)) FROM symbols \
-             WHERE instr(name_lower, char(30)) = 0 AND instr(name_lower, char(31)) = 0",
+        // One scan: the packed string, and how many names hold a separator.
+        let (packed, odd): (Option<String>, i64) = sqlx::query_as(
+            "SELECT group_concat(CASE WHEN instr(name_lower, char(30)) = 0 \
+                                       AND instr(name_lower, char(31)) = 0 \
+                                      THEN name_lower || char(31) || chunk_id END, char(30)), \
+                    count(*) - count(CASE WHEN instr(name_lower, char(30)) = 0 \
+                                           AND instr(name_lower, char(31)) = 0 THEN 1 END) \
+             FROM symbols",
         )
         .fetch_one(&self.pool)
         .await?;
@@ -646,14 +651,16 @@ impl Catalog {
                 out.push((name.to_owned(), id));
             }
         }
-        out.extend(
-            sqlx::query_as::<_, (String, ChunkId)>(
-                "SELECT name_lower, chunk_id FROM symbols \
-                 WHERE instr(name_lower, char(30)) > 0 OR instr(name_lower, char(31)) > 0",
-            )
-            .fetch_all(&self.pool)
-            .await?,
-        );
+        if odd > 0 {
+            out.extend(
+                sqlx::query_as::<_, (String, ChunkId)>(
+                    "SELECT name_lower, chunk_id FROM symbols \
+                     WHERE instr(name_lower, char(30)) > 0 OR instr(name_lower, char(31)) > 0",
+                )
+                .fetch_all(&self.pool)
+                .await?,
+            );
+        }
         Ok(out)
     }
 

@@ -413,23 +413,27 @@ impl LexicalIndex {
     /// watcher update) gets one thread and tantivy's smallest heap, whose
     /// setup and flush cost less than a full-size writer's.
     pub fn writer_for(&self, chunks: usize) -> Result<LexicalWriter<'_>> {
-        let (threads, heap) = if chunks <= SMALL_BATCH_CHUNKS {
-            (1, SMALL_WRITER_HEAP_BYTES)
-        } else {
+        if chunks > SMALL_BATCH_CHUNKS {
             let threads = std::thread::available_parallelism()
                 .map(|n| n.get().min(4))
                 .unwrap_or(1);
-            (threads, WRITER_HEAP_BYTES)
-        };
-        let writer = self.index.writer_with_num_threads(threads, heap)?;
-        if chunks <= SMALL_BATCH_CHUNKS {
-            // A watcher update must not set off a merge of the big segments
-            // (seconds of CPU on a large project, competing with the next
-            // question); small segments still merge among themselves.
-            let mut policy = tantivy::indexer::LogMergePolicy::default();
-            policy.set_max_docs_before_merge(SMALL_BATCH_MERGE_MAX_DOCS);
-            writer.set_merge_policy(Box::new(policy));
+            let writer = self
+                .index
+                .writer_with_num_threads(threads, WRITER_HEAP_BYTES)?;
+            return Ok(LexicalWriter {
+                index: self,
+                writer,
+            });
         }
+        let writer = self
+            .index
+            .writer_with_num_threads(1, SMALL_WRITER_HEAP_BYTES)?;
+        // A watcher update must not set off a merge of the big segments
+        // (seconds of CPU on a large project, competing with the next
+        // question); small segments still merge among themselves.
+        let mut policy = tantivy::indexer::LogMergePolicy::default();
+        policy.set_max_docs_before_merge(SMALL_BATCH_MERGE_MAX_DOCS);
+        writer.set_merge_policy(Box::new(policy));
         Ok(LexicalWriter {
             index: self,
             writer,
@@ -595,6 +599,9 @@ impl LexicalIndex {
                 .then(stats.keys[a.0 as usize].cmp(&stats.keys[b.0 as usize]))
         });
         let mut out = Vec::with_capacity(limit.min(ranked.len()));
+        // The chunk-id column of each segment, opened when first needed.
+        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
+            vec![None; searcher.segment_readers().len()];
         for (file, score) in ranked {
             if out.len() == limit {
                 break;
@@ -602,9 +609,14 @@ impl LexicalIndex {
             let Some(&((ord, doc), _)) = best.get(&file) else {
                 continue; // matched by path only: no chunk to point at
             };
-            let ids = searcher.segment_readers()[ord]
-                .fast_fields()
-                .u64(FIELD_CHUNK_ID)?;
+            let ids = match &mut columns[ord] {
+                Some(column) => column,
+                slot => slot.insert(
+                    searcher.segment_readers()[ord]
+                        .fast_fields()
+                        .u64(FIELD_CHUNK_ID)?,
+                ),
+            };
             let Some(id) = ids.first(doc) else { continue };
             out.push(FileHit {
                 key: stats.keys[file as usize],
