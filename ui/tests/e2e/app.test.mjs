@@ -51,17 +51,30 @@ before(async () => {
     env: { ...process.env, LOUPE_DATA_DIR: join(work, 'data') },
   });
   await waitForDriver();
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: DRIVER_PORT,
-    logLevel: 'warn',
-    capabilities: {
-      // @ts-expect-error tauri-driver's own capabilities
-      browserName: 'wry',
-      'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: APP },
-    },
-  });
+  // WebKitWebDriver has once reported "page crash or hang" before the page
+  // was touched: start a fresh session (a fresh app) when the first look at
+  // the page fails, up to SESSION_ATTEMPTS times.
+  for (let attempt = 1; ; attempt++) {
+    browser = await remote({
+      hostname: '127.0.0.1',
+      port: DRIVER_PORT,
+      logLevel: 'warn',
+      capabilities: {
+        // @ts-expect-error tauri-driver's own capabilities
+        browserName: 'wry',
+        'wdio:enforceWebDriverClassic': true,
+        'tauri:options': { application: APP },
+      },
+    });
+    try {
+      await (await browser.$('body')).waitForExist({ timeout: UI_TIMEOUT_MS });
+      break;
+    } catch (e) {
+      await browser.deleteSession().catch(() => {});
+      if (attempt >= SESSION_ATTEMPTS) throw e;
+      console.error(`session ${attempt} failed (${e}); starting another`);
+    }
+  }
 });
 
 after(async () => {
@@ -101,6 +114,9 @@ function readClipboard() {
   ].join('\n');
   return execFileSync('/usr/bin/python3', ['-c', script], { encoding: 'utf8', timeout: 10_000 });
 }
+
+/** Sessions started before giving up when the page is gone at once. */
+const SESSION_ATTEMPTS = 3;
 
 /** Wait between the drag source's window appearing and pressing in it. */
 const DRAG_SETTLE_MS = 1500;
