@@ -6,7 +6,9 @@ use anyhow::{Context, Result, bail};
 use loupe_assemble::render::Format;
 use loupe_assemble::report::DropReason;
 use loupe_assemble::{Budget, Knobs};
-use loupe_engine::embed::{Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder};
+use loupe_engine::embed::{
+    Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
+};
 use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
 use std::path::Path;
@@ -49,6 +51,7 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
         EmbedderArg::Bundled => Some(Arc::new(
             PocketEmbedder::new().context("loading the bundled embedder")?,
         )),
+        EmbedderArg::Static => Some(Arc::new(static_embedder(cli)?)),
         EmbedderArg::Http => {
             let (Some(url), Some(model)) = (&cli.embed_url, &cli.embed_model) else {
                 bail!("--embedder http needs --embed-url and --embed-model");
@@ -66,12 +69,35 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     })
 }
 
-async fn open(cli: &Cli, path: &Path) -> Result<Project> {
-    let data_root = cli
-        .data_dir
+/// The static embedder, distilling its table first when the data root has
+/// none yet (with a progress bar; Ctrl+C stops the process, and the table
+/// is written atomically, so nothing half-written stays behind).
+fn static_embedder(cli: &Cli) -> Result<StaticEmbedder> {
+    let data_root = data_root(cli);
+    let bar = Bar::new();
+    let embedder = StaticEmbedder::open(&data_root, &|p| bar.update(p), &CancelToken::new())
+        .context("loading the static embedder");
+    bar.finish();
+    let embedder = embedder?;
+    if let Some(took) = embedder.distilled_in() {
+        eprintln!(
+            "distilled the static embedding table in {:.1} s (kept under {})",
+            took.as_secs_f64(),
+            loupe_engine::embed::models_dir(&data_root).display()
+        );
+    }
+    Ok(embedder)
+}
+
+/// `--data-dir` / `LOUPE_DATA_DIR`, else the default data root.
+fn data_root(cli: &Cli) -> std::path::PathBuf {
+    cli.data_dir
         .clone()
-        .unwrap_or_else(loupe_engine::store::default_data_root);
-    let mut cfg = ProjectConfig::new(data_root);
+        .unwrap_or_else(loupe_engine::store::default_data_root)
+}
+
+async fn open(cli: &Cli, path: &Path) -> Result<Project> {
+    let mut cfg = ProjectConfig::new(data_root(cli));
     cfg.walk.max_file_bytes = cli.max_file_bytes;
     cfg.embedder = embedder(cli)?;
     let project = Project::open(path, cfg)

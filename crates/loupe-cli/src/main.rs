@@ -41,6 +41,9 @@ pub struct Cli {
 pub enum EmbedderArg {
     /// The bundled MiniLM model (no download).
     Bundled,
+    /// The bundled model distilled into one vector per token (fast; the
+    /// table is computed once and kept under the data dir's `models/`).
+    Static,
     /// An OpenAI-compatible HTTP endpoint (--embed-url, --embed-model).
     Http,
     /// No vectors: lexical, symbol and graph signals only.

@@ -34,6 +34,7 @@ impl Bar {
                 Stage::Commit => "committing",
                 Stage::Embed => "embedding",
                 Stage::Vectors => "vector index",
+                Stage::Distill => "distilling",
                 Stage::Done => "done",
             };
             let template = if p.total.is_some() {

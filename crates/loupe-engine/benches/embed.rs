@@ -1,10 +1,14 @@
 //! Embedding throughput of the bundled model on real chunk texts: how the
-//! batch is split across threads, and how input length matters.
+//! batch is split across threads, and how input length matters; then the
+//! static (distilled) embedder on the same texts, and on every chunk of the
+//! corpus with `LOUPE_BENCH_ALL=1`.
 //!
 //! Run: `LOUPE_BENCH_CORPUS=DIR cargo bench -p loupe-engine --bench embed`
+//! (the static table is distilled once into `LOUPE_BENCH_DATA`, default a
+//! temp dir, and the time it took is printed).
 
 use loupe_engine::chunk::{ChunkConfig, chunk_file};
-use loupe_engine::embed::{Embedder, PocketEmbedder};
+use loupe_engine::embed::{Embedder, PocketEmbedder, StaticEmbedder, embed_text_of};
 use std::time::Instant;
 
 /// Texts embedded per measurement.
@@ -26,7 +30,21 @@ fn main() {
         Err(e) => return eprintln!("walk: {e}"),
     };
     let mut texts = Vec::new();
-    for f in walked.files.iter().step_by(7) {
+    let mut all = Vec::new();
+    let every = std::env::var_os("LOUPE_BENCH_ALL").is_some();
+    for (i, f) in walked.files.iter().enumerate() {
+        if every && let Ok(text) = std::fs::read_to_string(&f.abs) {
+            let parsed = chunk_file(&f.rel, &text, &ChunkConfig::default());
+            all.extend(parsed.chunks.iter().map(|c| {
+                let piece = text
+                    .get(c.start_byte as usize..c.end_byte as usize)
+                    .unwrap_or("");
+                embed_text_of(&f.rel, c.symbol.as_deref(), piece)
+            }));
+        }
+        if i % 7 != 0 || texts.len() >= SAMPLE {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(&f.abs) else {
             continue;
         };
@@ -38,11 +56,13 @@ fn main() {
                 texts.push(format!("{}\n{}", f.rel, piece));
             }
         }
-        if texts.len() >= SAMPLE {
-            break;
-        }
     }
     texts.truncate(SAMPLE);
+    bench_bundled(&texts, &all);
+    bench_static(&texts, &all);
+}
+
+fn bench_bundled(texts: &[String], all: &[String]) {
     let embedder = match PocketEmbedder::new() {
         Ok(e) => e,
         Err(e) => return eprintln!("embedder: {e}"),
@@ -56,12 +76,78 @@ fn main() {
         }
         let secs = t.elapsed().as_secs_f64();
         println!(
-            "{} texts cut at {max:>4} bytes: {:>6.1} texts/s",
+            "bundled: {} texts cut at {max:>4} bytes: {:>6.1} texts/s",
             cut.len(),
             cut.len() as f64 / secs
         );
     }
+    embed_all("bundled", &embedder, all);
 }
+
+/// Repetitions of the sample for the static embedder, which is too fast to
+/// time on 192 texts once.
+const STATIC_ROUNDS: usize = 20;
+
+fn bench_static(texts: &[String], all: &[String]) {
+    let data = match std::env::var_os("LOUPE_BENCH_DATA") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::env::temp_dir().join("loupe-bench-embed"),
+    };
+    let cancel = loupe_engine::CancelToken::new();
+    let t = Instant::now();
+    let embedder = match StaticEmbedder::open(&data, &loupe_engine::progress::no_progress, &cancel)
+    {
+        Ok(e) => e,
+        Err(e) => return eprintln!("static embedder: {e}"),
+    };
+    match embedder.distilled_in() {
+        Some(d) => println!("static: table distilled in {:.1} s", d.as_secs_f64()),
+        None => println!(
+            "static: table loaded from {} in {:.2} s",
+            data.display(),
+            t.elapsed().as_secs_f64()
+        ),
+    }
+    let _ = embedder.embed(&texts[..4]);
+    for max in [1024usize, 512, 256] {
+        let cut: Vec<String> = texts.iter().map(|t| cut(t, max)).collect();
+        let t = Instant::now();
+        for _ in 0..STATIC_ROUNDS {
+            if let Err(e) = embedder.embed(&cut) {
+                return eprintln!("embed: {e}");
+            }
+        }
+        let n = cut.len() * STATIC_ROUNDS;
+        println!(
+            "static: {n} texts cut at {max:>4} bytes: {:>8.1} texts/s",
+            n as f64 / t.elapsed().as_secs_f64()
+        );
+    }
+    embed_all("static", &embedder, all);
+}
+
+/// Every chunk of the corpus as indexing embeds it (`embed_text`, batches
+/// of `EMBED_BATCH`), when `LOUPE_BENCH_ALL` collected them.
+fn embed_all(name: &str, embedder: &dyn Embedder, all: &[String]) {
+    if all.is_empty() {
+        return;
+    }
+    let t = Instant::now();
+    for batch in all.chunks(EMBED_BATCH) {
+        if let Err(e) = embedder.embed(batch) {
+            return eprintln!("embed: {e}");
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{name}: all {} chunks of the corpus: {secs:.2} s, {:.1} chunks/s",
+        all.len(),
+        all.len() as f64 / secs
+    );
+}
+
+/// Texts per `embed` call when indexing (`project.rs`'s batch).
+const EMBED_BATCH: usize = 64;
 
 fn cut(s: &str, max: usize) -> String {
     let mut end = s.len().min(max);

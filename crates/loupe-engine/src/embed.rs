@@ -1,11 +1,20 @@
 //! Embedders: turn chunk text into unit vectors.
 //!
-//! Two implementations of [`Embedder`]: the bundled [`PocketEmbedder`]
+//! Three implementations of [`Embedder`]: the bundled [`PocketEmbedder`]
 //! (paraphrase-MiniLM-L3-v2 compiled into the binary via `pocket-encoder`;
-//! no download) and [`HttpEmbedder`] for any OpenAI-compatible
-//! `/v1/embeddings` endpoint (Ollama, LM Studio, OpenAI).
+//! no download), [`StaticEmbedder`] (the same model distilled into one
+//! vector per token, `distill.rs`) and [`HttpEmbedder`] for any
+//! OpenAI-compatible `/v1/embeddings` endpoint (Ollama, LM Studio, OpenAI).
 //!
 //! Does not cache: the catalog caches vectors by (content hash, model id).
+
+mod distill;
+mod table;
+
+pub use distill::{
+    StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, load_or_distill, models_dir, table_id,
+};
+pub use table::{TableFileError, TokenTable};
 
 use crate::{Error, Result};
 use loupe_assemble::Chunk;
@@ -29,14 +38,19 @@ pub trait Embedder: Send + Sync {
 /// The text embedded for a chunk: its path and symbol, then its content, cut
 /// at a char boundary.
 pub fn embed_text(chunk: &Chunk) -> String {
+    embed_text_of(&chunk.path, chunk.symbol.as_deref(), &chunk.text)
+}
+
+/// [`embed_text`] from the parts of a chunk not yet in the catalog.
+pub fn embed_text_of(path: &str, symbol: Option<&str>, text: &str) -> String {
     let mut out = String::with_capacity(MAX_EMBED_TEXT_BYTES + 64);
-    out.push_str(&chunk.path);
-    if let Some(symbol) = &chunk.symbol {
+    out.push_str(path);
+    if let Some(symbol) = symbol {
         out.push(' ');
         out.push_str(symbol);
     }
     out.push('\n');
-    out.push_str(&chunk.text);
+    out.push_str(text);
     truncate_at_char(&mut out, MAX_EMBED_TEXT_BYTES);
     out
 }
@@ -63,19 +77,23 @@ impl PocketEmbedder {
     /// Load the compiled-in weights (once per process).
     pub fn new() -> Result<Self> {
         let encoder = pocket_encoder::Encoder::new().map_err(|e| Error::Embed(e.to_string()))?;
-        let info = pocket_encoder::model_info();
-        // The crate asks that its complete model identity be persisted with
-        // the vectors; its Debug form contains every field.
-        let id = format!(
-            "pocket:{}",
-            blake3::hash(format!("{info:?}").as_bytes()).to_hex()
-        );
         Ok(Self {
             encoder,
-            id,
-            dim: info.dimensions,
+            id: pocket_model_id(),
+            dim: pocket_encoder::model_info().dimensions,
         })
     }
+}
+
+/// The bundled model's id, without loading its weights. The crate asks that
+/// its complete model identity be persisted with the vectors; its Debug
+/// form contains every field.
+fn pocket_model_id() -> String {
+    let info = pocket_encoder::model_info();
+    format!(
+        "pocket:{}",
+        blake3::hash(format!("{info:?}").as_bytes()).to_hex()
+    )
 }
 
 impl Embedder for PocketEmbedder {

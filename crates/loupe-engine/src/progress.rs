@@ -20,6 +20,8 @@ pub enum Stage {
     Commit,
     /// Computing embeddings for new chunks.
     Embed,
+    /// Distilling the static embedder's token table (once per data root).
+    Distill,
     /// Writing the vector index.
     Vectors,
     /// Finished.

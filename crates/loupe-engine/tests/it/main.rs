@@ -9,4 +9,5 @@ mod chunk;
 mod embed;
 mod index;
 mod selection;
+mod static_embed;
 mod support;
