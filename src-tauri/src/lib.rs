@@ -16,8 +16,9 @@ pub mod state;
 
 pub use state::AppState;
 
-use loupe_engine::ProjectConfig;
-use loupe_engine::embed::{Embedder, PocketEmbedder};
+use loupe_engine::embed::{Embedder, PocketEmbedder, StaticEmbedder};
+use loupe_engine::progress::no_progress;
+use loupe_engine::{CancelToken, ProjectConfig};
 use std::sync::Arc;
 use tauri::Runtime;
 
@@ -51,19 +52,25 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 }
 
 /// The project configuration from the environment: `LOUPE_DATA_DIR` (else
-/// the default data root) and `LOUPE_EMBEDDER=none` to turn vectors off
-/// (default: the bundled model, as in the CLI).
+/// the default data root) and `LOUPE_EMBEDDER`: `none` turns vectors off,
+/// `static` picks the distilled model (its table is computed on the first
+/// start, about a minute, and kept under the data root's `models/`);
+/// anything else is the bundled model, as in the CLI.
 pub fn config_from_env() -> ProjectConfig {
-    let data_root = std::env::var_os("LOUPE_DATA_DIR")
+    let data_root: std::path::PathBuf = std::env::var_os("LOUPE_DATA_DIR")
         .map(Into::into)
         .unwrap_or_else(loupe_engine::store::default_data_root);
-    let mut config = ProjectConfig::new(data_root);
-    if std::env::var("LOUPE_EMBEDDER").as_deref() != Ok("none") {
-        match PocketEmbedder::new() {
-            Ok(e) => config.embedder = Some(Arc::new(e) as Arc<dyn Embedder>),
-            // Lexical and symbol search still work; say why vectors are off.
-            Err(e) => eprintln!("loupe: bundled embedder unavailable, vectors off: {e}"),
-        }
+    let mut config = ProjectConfig::new(&data_root);
+    let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
+        Ok("none") => return config,
+        Ok("static") => StaticEmbedder::open(&data_root, &no_progress, &CancelToken::new())
+            .map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        _ => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
+    };
+    match embedder {
+        Ok(e) => config.embedder = Some(e),
+        // Lexical and symbol search still work; say why vectors are off.
+        Err(e) => eprintln!("loupe: embedder unavailable, vectors off: {e}"),
     }
     config
 }
