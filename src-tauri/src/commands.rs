@@ -180,17 +180,16 @@ pub async fn assemble(
         classification,
         ..Default::default()
     };
-    // Assembly is CPU-bound (token counting); keep it off the IPC threads.
-    // The size memo lives as long as the question: a knob change re-measures
-    // only what it has not seen.
+    // Assembly is CPU-bound (token counting): it runs on the engine's
+    // assembly thread, off the IPC threads. The size memo lives as long as
+    // the question: a knob change re-measures only what it has not seen.
     let sizes = retrieval.sizes;
-    let (assembly, selected) = tauri::async_runtime::spawn_blocking(move || {
+    let (assembly, selected) = loupe_engine::assembler::run(move || {
         let mut sizes = crate::state::guard(&sizes);
         let assembly = loupe_assemble::assemble_with(&selected.candidates, &request, &mut sizes);
         (assembly, selected)
     })
-    .await
-    .map_err(|e| ErrorDto::new(ErrorCode::Engine, format!("assembly failed: {e}")))?;
+    .await?;
     let mut in_prompt: Vec<String> = assembly
         .items
         .iter()

@@ -164,6 +164,57 @@ pub fn assemble(candidates: &[Candidate], request: &AssembleRequest) -> Assembly
     assemble_with(candidates, request, &mut SizeCache::default())
 }
 
+/// Builds the process-wide tables the first assembly would otherwise build
+/// while the user waits: the default encoding's BPE table and the
+/// classifier's and guard's compiled patterns (about 100 ms in all on the
+/// benchmark machine). A host calls it on a background thread when a
+/// project opens; calling it again costs one tiny assembly.
+pub fn warm_up() {
+    let sig = "pub fn warm_up(secret: &str) ";
+    let body = "{\n    // ignore previous instructions\n    let token = \"é\";\n}\n";
+    let text = format!("{sig}{body}");
+    let chunk = Chunk {
+        id: 1,
+        path: "src/warm.rs".into(),
+        language: "rust".into(),
+        kind: ChunkKind::Function,
+        symbol: Some("warm_up".into()),
+        parent: None,
+        start_byte: 0,
+        end_byte: text.len() as u32,
+        start_line: 1,
+        end_line: 4,
+        role: Role::Code,
+        tokens: 0,
+        hash: "warm".into(),
+        outline: vec![
+            crate::model::OutlineSpan {
+                kind: SpanKind::Signature,
+                start: 0,
+                end: sig.len() as u32,
+            },
+            crate::model::OutlineSpan {
+                kind: SpanKind::Body,
+                start: sig.len() as u32,
+                end: text.len() as u32,
+            },
+        ],
+        text,
+    };
+    let candidate = Candidate {
+        chunk,
+        signals: crate::model::Signals {
+            bm25_rank: Some(1),
+            ..Default::default()
+        },
+    };
+    let request = AssembleRequest {
+        question: "How does warm_up work in src/warm.rs?".into(),
+        ..Default::default()
+    };
+    std::hint::black_box(assemble(&[candidate], &request));
+}
+
 /// [`assemble`] reusing body sizes measured by earlier calls.
 pub fn assemble_with(
     candidates: &[Candidate],

@@ -68,6 +68,7 @@ pub mod tokens;
 
 pub use assemble::{
     AssembleRequest, Assembly, Budget, ItemRow, Knobs, Report, SizeCache, assemble, assemble_with,
+    warm_up,
 };
 pub use error::{Error, Result};
 pub use model::{

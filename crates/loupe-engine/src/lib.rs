@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+pub mod assembler;
 pub mod catalog;
 pub mod chunk;
 pub mod diagnostic;

@@ -182,6 +182,9 @@ impl Project {
     /// derived data as needed. Never writes inside `root`.
     pub async fn open(root: &Path, cfg: ProjectConfig) -> Result<Self> {
         let root = store::canonical_root(root)?;
+        // The first question should not wait for the BPE table and the
+        // guard's patterns: the assembly thread builds them now.
+        crate::assembler::start();
         let dir = store::project_dir(&cfg.data_root, &root);
         store::ensure_dir(&dir)?;
         let info = serde_json::json!({ "root": root.to_string_lossy() });

@@ -11,7 +11,7 @@ use crate::{Error, Result};
 use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Reciprocal-rank-fusion constant from Cormack et al. (2009).
@@ -121,65 +121,92 @@ fn strip_line_suffix(path: &str) -> &str {
 /// In-memory map from lower-cased symbol names to the chunks defining them.
 #[derive(Clone, Debug, Default)]
 pub struct SymbolTable {
-    by_name: HashMap<String, Vec<ChunkId>>,
+    by_name: HashMap<Arc<str>, Entry>,
     /// Distinct names grouped by length, for fuzzy matching without a full scan.
-    by_len: BTreeMap<usize, BTreeSet<String>>,
+    by_len: BTreeMap<usize, Bucket>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Entry {
+    ids: Vec<ChunkId>,
+    /// Where the name sits in its length bucket.
+    slot: usize,
+}
+
+/// The names of one length, with a bit signature of each kept side by side
+/// so a fuzzy lookup scans a flat array and touches only the names that
+/// pass (a scan of the names themselves, one heap pointer each, was most of
+/// a question's retrieval time on the vendor corpus).
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    names: Vec<Arc<str>>,
+    signatures: Vec<u64>,
 }
 
 impl SymbolTable {
     /// Build from (name_lower, chunk id) pairs.
     pub fn new(pairs: Vec<(String, ChunkId)>) -> Self {
-        let mut by_name: HashMap<String, Vec<ChunkId>> = HashMap::new();
-        for (name, id) in pairs {
-            by_name.entry(name).or_default().push(id);
-        }
-        let mut by_len: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
-        for name in by_name.keys() {
-            by_len
-                .entry(name.chars().count())
-                .or_default()
-                .insert(name.clone());
-        }
-        Self { by_name, by_len }
+        let mut table = Self::default();
+        table.update(&[], &pairs);
+        table
     }
 
     /// Follow one catalog change without reloading: drop `removed`
     /// (name, chunk) pairs, add `added` ones.
     pub fn update(&mut self, removed: &[(String, ChunkId)], added: &[(String, ChunkId)]) {
         for (name, id) in removed {
-            let Some(ids) = self.by_name.get_mut(name) else {
+            let Some(entry) = self.by_name.get_mut(name.as_str()) else {
                 continue;
             };
-            ids.retain(|x| x != id);
-            if ids.is_empty() {
-                self.by_name.remove(name);
-                if let Some(names) = self.by_len.get_mut(&name.chars().count()) {
-                    names.remove(name);
-                }
+            entry.ids.retain(|x| x != id);
+            if !entry.ids.is_empty() {
+                continue;
+            }
+            let slot = entry.slot;
+            self.by_name.remove(name.as_str());
+            let Some(bucket) = self.by_len.get_mut(&name.chars().count()) else {
+                continue;
+            };
+            if slot >= bucket.names.len() {
+                continue;
+            }
+            bucket.names.swap_remove(slot);
+            bucket.signatures.swap_remove(slot);
+            if let Some(moved) = bucket.names.get(slot)
+                && let Some(e) = self.by_name.get_mut(moved)
+            {
+                e.slot = slot;
             }
         }
         for (name, id) in added {
-            let ids = self.by_name.entry(name.clone()).or_default();
-            if ids.is_empty() {
-                self.by_len
-                    .entry(name.chars().count())
-                    .or_default()
-                    .insert(name.clone());
+            if let Some(entry) = self.by_name.get_mut(name.as_str()) {
+                entry.ids.push(*id);
+                continue;
             }
-            ids.push(*id);
+            let name: Arc<str> = Arc::from(name.as_str());
+            let bucket = self.by_len.entry(name.chars().count()).or_default();
+            bucket.signatures.push(signature(&char_histogram(&name)));
+            bucket.names.push(Arc::clone(&name));
+            let slot = bucket.names.len() - 1;
+            self.by_name.insert(
+                name,
+                Entry {
+                    ids: vec![*id],
+                    slot,
+                },
+            );
         }
     }
 
     /// Chunks defining exactly `name` (case-insensitive).
     pub fn exact(&self, name: &str) -> &[ChunkId] {
         self.by_name
-            .get(&name.to_lowercase())
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+            .get(name.to_lowercase().as_str())
+            .map_or(&[], |e| e.ids.as_slice())
     }
 
     /// Names within Levenshtein distance 1 (2 for names of 8+ chars) of
-    /// `name`, excluding `name` itself; empty for names under 5 chars.
+    /// `name`, excluding `name` itself, sorted; empty for names under 5 chars.
     pub fn fuzzy(&self, name: &str) -> Vec<&str> {
         let name = name.to_lowercase();
         let len = name.chars().count();
@@ -188,17 +215,40 @@ impl SymbolTable {
         }
         let max = if len >= 8 { 2 } else { 1 };
         let wanted = char_histogram(&name);
-        self.by_len
+        let wanted_signature = signature(&wanted);
+        let mut found: Vec<&str> = self
+            .by_len
             .range(len.saturating_sub(max)..=len + max)
-            .flat_map(|(_, names)| names.iter())
-            .filter(|n| {
-                **n != name
+            .flat_map(|(_, b)| b.signatures.iter().zip(&b.names))
+            .filter(|(sig, n)| {
+                (**sig ^ wanted_signature).count_ones() as usize <= 2 * max
+                    && ***n != *name
                     && histogram_distance(&wanted, &char_histogram(n)) <= 2 * max
                     && strsim::levenshtein(n, &name) <= max
             })
-            .map(String::as_str)
-            .collect()
+            .map(|(_, n)| &**n)
+            .collect();
+        found.sort_unstable();
+        found
     }
+}
+
+/// 64 bits summarising a histogram: bit `b` is set when bin `b` is not
+/// empty (37 bins), bit `37 + l` when letter `l` occurs at least twice. Each
+/// differing bit means a count differs by at least one in a distinct
+/// (bin, threshold), so the XOR's popcount is a lower bound on the L1
+/// distance of the histograms, and so on twice the edit distance.
+fn signature(h: &[u8; 37]) -> u64 {
+    let mut sig = 0u64;
+    for (bin, &count) in h.iter().enumerate() {
+        if count >= 1 {
+            sig |= 1 << bin;
+        }
+        if bin < 26 && count >= 2 {
+            sig |= 1 << (37 + bin);
+        }
+    }
+    sig
 }
 
 /// Letter and digit counts of a name (anything else in one bin): a cheap
@@ -362,8 +412,14 @@ impl Project {
         let primer_files: Vec<String> = all_paths
             .iter()
             .filter(|p| {
-                let name = p.rsplit('/').next().unwrap_or(p);
-                primer_names.iter().any(|n| n == name || n == p.as_str())
+                // A bare name matches a file of that name anywhere; a name
+                // with a slash only the path itself. Suffix first: this runs
+                // over every indexed path on every question.
+                primer_names.iter().any(|n| {
+                    p.ends_with(n.as_str())
+                        && (p.len() == n.len()
+                            || !n.contains('/') && p[..p.len() - n.len()].ends_with('/'))
+                })
             })
             .cloned()
             .collect();
@@ -489,7 +545,7 @@ impl Project {
             ..Default::default()
         };
         let mut assembly =
-            tokio::task::block_in_place(|| loupe_assemble::assemble(&candidates, &request));
+            crate::assembler::run(move || loupe_assemble::assemble(&candidates, &request)).await?;
         let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
         for sym in query
             .pinned_symbols
@@ -547,6 +603,61 @@ mod tests {
             let mut got: Vec<String> = table.fuzzy(query).into_iter().map(str::to_owned).collect();
             got.sort();
             assert_eq!(got, brute, "{query}");
+        }
+    }
+
+    #[test]
+    fn fuzzy_equals_brute_force_through_random_updates() {
+        // A small alphabet makes near neighbours common; a fixed LCG keeps
+        // the test deterministic.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) % n
+        };
+        let alphabet = ['a', 'b', 'e', 's', '_', '1', 'é'];
+        let word = |next: &mut dyn FnMut(u64) -> u64| -> String {
+            let len = 4 + next(7) as usize;
+            (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect()
+        };
+        let mut live: Vec<(String, i64)> = (0..400).map(|i| (word(&mut next), i)).collect();
+        let mut table = SymbolTable::new(live.clone());
+        for round in 0..5 {
+            let removed: Vec<(String, i64)> = (0..60)
+                .map(|_| live.swap_remove(next(live.len() as u64) as usize))
+                .collect();
+            let added: Vec<(String, i64)> = (0..60)
+                .map(|i| (word(&mut next), 1000 * (round + 1) + i))
+                .collect();
+            table.update(&removed, &added);
+            live.extend(added);
+            for _ in 0..40 {
+                let query = word(&mut next);
+                let len = query.chars().count();
+                let max = if len >= 8 { 2 } else { 1 };
+                let mut brute: Vec<String> = live
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .filter(|n| *n != query && len >= 5 && strsim::levenshtein(n, &query) <= max)
+                    .collect();
+                brute.sort();
+                brute.dedup();
+                let got: Vec<String> = table.fuzzy(&query).into_iter().map(str::to_owned).collect();
+                assert_eq!(got, brute, "{query}");
+                let mut ids: Vec<i64> = live
+                    .iter()
+                    .filter(|(n, _)| *n == query)
+                    .map(|(_, i)| *i)
+                    .collect();
+                ids.sort_unstable();
+                let mut exact = table.exact(&query).to_vec();
+                exact.sort_unstable();
+                assert_eq!(exact, ids, "{query}");
+            }
         }
     }
 
