@@ -4,6 +4,8 @@
 //! ```text
 //! .loupe/golden.toml → parse (line numbers on every error) → GoldenFile
 //! per question: knobs (base + the question's overrides) → Project::assemble
+//!   (the base is the caller's: the CLI lays `.loupe.toml` and its flags
+//!   over the built-in defaults, see [`crate::team`])
 //!   → match each expected file / symbol against the assembly's items → GoldenReport
 //! ```
 //!
@@ -15,9 +17,9 @@
 //! files = ["src/invoice.rs"]          # project-relative, `/`-separated
 //! symbols = ["invoice_total"]         # a defined name, case-insensitive
 //! # optional, this question only:
-//! budget = 2000                        # tokens (else --budget, else the model's)
+//! budget = 2000                        # tokens (else --budget, else .loupe.toml's, else the model's)
 //! model = "gpt-4o"
-//! weights = { "src/legacy/**" = 0 }    # path weights, 0 hides
+//! weights = { "src/legacy/**" = 0 }    # path weights per glob over the base ones, 0 hides
 //! primers = ["ARCHITECTURE.md"]
 //! k = 40
 //! min_score = 0.1
@@ -115,7 +117,9 @@ pub struct Overrides {
     pub budget: Option<u32>,
     /// Model name.
     pub model: Option<String>,
-    /// Path weights, replacing the base ones.
+    /// Path weights, set per glob over the base ones: a glob the base
+    /// (the team's `.loupe.toml`, then the command line) already has gets
+    /// this weight, the base's other rules stay.
     pub weights: Option<Vec<PathWeight>>,
     /// Primer files, replacing the base ones.
     pub primers: Option<Vec<String>>,
@@ -137,8 +141,8 @@ impl Overrides {
         if let Some(m) = &self.model {
             knobs.model = m.clone();
         }
-        if let Some(w) = &self.weights {
-            knobs.path_weights = w.clone();
+        for rule in self.weights.iter().flatten() {
+            crate::team::set_path_weight(&mut knobs.path_weights, rule.clone());
         }
         if let Some(p) = &self.primers {
             knobs.primers = p.clone();
@@ -750,6 +754,30 @@ mod tests {
             ..Overrides::default()
         };
         assert_eq!(o.apply(&base).budget, Some(Budget::Tokens(100)));
+    }
+
+    #[test]
+    fn question_weights_override_the_base_rules_per_glob() {
+        let rule = |glob: &str, weight| PathWeight {
+            glob: glob.into(),
+            weight,
+        };
+        let base = Knobs {
+            path_weights: vec![rule("vendor/**", 0.0), rule("docs/**", 0.5)],
+            ..Knobs::default()
+        };
+        let o = Overrides {
+            weights: Some(vec![rule("vendor/**", 1.0), rule("src/legacy/**", 0.0)]),
+            ..Overrides::default()
+        };
+        assert_eq!(
+            o.apply(&base).path_weights,
+            [
+                rule("vendor/**", 1.0),
+                rule("docs/**", 0.5),
+                rule("src/legacy/**", 0.0)
+            ]
+        );
     }
 
     #[test]

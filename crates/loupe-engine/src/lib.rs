@@ -45,6 +45,7 @@ pub mod retrieve;
 pub mod role;
 pub mod selection;
 pub mod store;
+pub mod team;
 pub mod vectors;
 pub mod walk;
 pub mod watch;

@@ -1,0 +1,620 @@
+//! The team's knob defaults: a `.loupe.toml` committed in the project root.
+//!
+//! ```text
+//! Knobs::default() → .loupe.toml (this module) → the caller's own layer
+//!                                                 (CLI flags, golden overrides, the app's saved changes)
+//! ```
+//!
+//! This module is the one definition of the file's keys; the CLI and the app
+//! both read the file through [`load`]. Every key is optional and replaces
+//! the built-in default:
+//!
+//! ```toml
+//! model = "gpt-4o"
+//! budget = 16000                 # > 0; `budget_unit = "chars"` counts characters
+//! primers = ["ARCHITECTURE.md"]  # replaces the default primer names
+//! primer_boost = 0.25
+//! k = 40                         # automatic items at most
+//! min_score = 0.1                # 0..=1
+//! lod = true
+//! format = "markdown"            # xml | markdown | json
+//! recency_weight = 0.05
+//! recency_half_life_days = 30
+//! answer_reserve = 4096
+//! sanitize = true
+//! redact_secrets = true
+//! intent = "code"                # docs | tests | code | default
+//! toggles = { sources = true, scores = false, structured = false, lost_in_middle = false }
+//!
+//! [[path_weights]]               # glob → 0..=2, 0 hides
+//! glob = "vendor/**"
+//! weight = 0.0
+//!
+//! [[models]]                     # rows checked before the built-in model table
+//! name = "our-llama"
+//! context_window = 32768
+//! default_budget = 16000
+//! encoding = "cl100k_base"       # default o200k_base
+//! safety_margin = 0.1            # default 0
+//! ```
+//!
+//! *Invariant:* the file never stops anything. A missing file is no layer;
+//! an unreadable, oversized or malformed file, an unknown key or an unusable
+//! value becomes a [`TeamWarning`] (with its line where there is one) and the
+//! rest of the file still applies. Keys are read one at a time for that
+//! reason, not as one struct.
+//!
+//! Reads the file, never writes it, and knows no transport: the app's DTO
+//! names happen to be the same words, but the app converts from [`Knobs`].
+
+use globset::Glob;
+use loupe_assemble::classify::Intent;
+use loupe_assemble::models::ModelSpec;
+use loupe_assemble::rank::PathWeight;
+use loupe_assemble::render::Format;
+use loupe_assemble::tokens::Encoding;
+use loupe_assemble::{Budget, Knobs};
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, IntoDeserializer};
+use std::fmt;
+use std::path::Path;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// The team's defaults, committed in the project root.
+pub const TEAM_FILE: &str = ".loupe.toml";
+/// Files larger than this are ignored with a warning (a knob file is a few
+/// hundred bytes; anything this big is not one).
+pub const TEAM_FILE_MAX_BYTES: u64 = 64 * 1024;
+/// Largest path weight in the file: the app's slider range (0–2). The CLI's
+/// `--weight` accepts more; a team default stays within what the app shows.
+pub const MAX_TEAM_PATH_WEIGHT: f32 = 2.0;
+/// Largest safety margin of a model row (the app's limit too).
+const MAX_SAFETY_MARGIN: f32 = 0.9;
+
+/// The keys the file may set, in documentation order.
+pub const KEYS: &[&str] = &[
+    "model",
+    "models",
+    "budget",
+    "budget_unit",
+    "path_weights",
+    "primers",
+    "primer_boost",
+    "k",
+    "lod",
+    "format",
+    "recency_weight",
+    "recency_half_life_days",
+    "min_score",
+    "answer_reserve",
+    "toggles",
+    "sanitize",
+    "redact_secrets",
+    "intent",
+];
+
+/// Something in the file that was ignored, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TeamWarning {
+    /// 1-based line in the file, when the problem has one.
+    pub line: Option<usize>,
+    /// What was ignored.
+    pub message: String,
+}
+
+impl fmt::Display for TeamWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{TEAM_FILE}, line {line}: {}", self.message),
+            None => write!(f, "{TEAM_FILE}: {}", self.message),
+        }
+    }
+}
+
+/// The built-in knobs with a project's `.loupe.toml` laid over them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TeamDefaults {
+    /// The resulting knobs.
+    pub knobs: Knobs,
+    /// Whether the project has a `.loupe.toml` at all.
+    pub present: bool,
+    /// What in it was ignored, in file order.
+    pub warnings: Vec<TeamWarning>,
+}
+
+/// Reads `<project_root>/.loupe.toml` over [`Knobs::default`].
+pub fn load(project_root: &Path) -> TeamDefaults {
+    let path = project_root.join(TEAM_FILE);
+    let mut knobs = Knobs::default();
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return TeamDefaults {
+            knobs,
+            present: false,
+            warnings: Vec::new(),
+        };
+    };
+    let whole_file = |message: String| TeamWarning {
+        line: None,
+        message,
+    };
+    let warnings = if meta.len() > TEAM_FILE_MAX_BYTES {
+        vec![whole_file(format!(
+            "over {TEAM_FILE_MAX_BYTES} bytes, ignored"
+        ))]
+    } else {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => apply(&text, &mut knobs),
+            Err(e) => vec![whole_file(format!("{e}, ignored"))],
+        }
+    };
+    TeamDefaults {
+        knobs,
+        present: true,
+        warnings,
+    }
+}
+
+/// Lays the file's text over `knobs`, key by key; returns what was ignored.
+/// A file that is not valid TOML changes nothing.
+pub fn apply(text: &str, knobs: &mut Knobs) -> Vec<TeamWarning> {
+    let table = match DeTable::parse(text) {
+        Ok(t) => t.into_inner(),
+        Err(e) => {
+            return vec![TeamWarning {
+                line: e.span().map(|s| line_of(text, s.start)),
+                message: format!("{}; the file is ignored", e.message().trim()),
+            }];
+        }
+    };
+    let mut layer = Layer {
+        text,
+        knobs,
+        warnings: Vec::new(),
+        budget: None,
+        unit: None,
+    };
+    for (key, value) in table {
+        let line = line_of(text, key.span().start);
+        layer.key(key.get_ref(), line, value);
+    }
+    layer.finish();
+    let mut warnings = layer.warnings;
+    warnings.sort_by_key(|w| w.line);
+    warnings
+}
+
+/// Sets `rule` in `weights`: replaces the weight of a rule with the same glob,
+/// else adds it. How `--weight` and golden questions override the team's
+/// rules per glob while keeping the others.
+pub fn set_path_weight(weights: &mut Vec<PathWeight>, rule: PathWeight) {
+    match weights
+        .iter_mut()
+        .find(|w| w.glob.trim() == rule.glob.trim())
+    {
+        Some(existing) => existing.weight = rule.weight,
+        None => weights.push(rule),
+    }
+}
+
+/// 1-based line of byte offset `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    let before = text.get(..at.min(text.len())).unwrap_or(text);
+    before.matches('\n').count() + 1
+}
+
+/// `[[path_weights]]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWeight {
+    glob: String,
+    weight: f32,
+}
+
+/// `[[models]]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    name: String,
+    context_window: u32,
+    default_budget: u32,
+    #[serde(default)]
+    encoding: Encoding,
+    #[serde(default)]
+    safety_margin: f32,
+}
+
+/// `toggles` as written: only the toggles it names change.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToggles {
+    sources: Option<bool>,
+    scores: Option<bool>,
+    structured: Option<bool>,
+    lost_in_middle: Option<bool>,
+}
+
+/// `budget_unit` as written.
+#[derive(Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawUnit {
+    Tokens,
+    Chars,
+}
+
+/// One pass over the file's keys.
+struct Layer<'a> {
+    text: &'a str,
+    knobs: &'a mut Knobs,
+    warnings: Vec<TeamWarning>,
+    /// `budget` and `budget_unit` are one knob; they meet in [`Layer::finish`].
+    budget: Option<u32>,
+    unit: Option<RawUnit>,
+}
+
+impl Layer<'_> {
+    fn warn(&mut self, line: usize, message: String) {
+        self.warnings.push(TeamWarning {
+            line: Some(line),
+            message,
+        });
+    }
+
+    /// `value` as a `T`, or a warning (at the value's own line when the
+    /// parser knows it) and `None`.
+    fn value<T: DeserializeOwned>(
+        &mut self,
+        key: &str,
+        line: usize,
+        value: Spanned<DeValue<'_>>,
+    ) -> Option<T> {
+        match T::deserialize(value.into_deserializer()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let at = e.span().map_or(line, |s| line_of(self.text, s.start));
+                self.warn(at, format!("`{key}` ignored: {}", e.message().trim()));
+                None
+            }
+        }
+    }
+
+    /// A list whose entries are checked one by one: each entry comes back
+    /// with its line.
+    fn list<T: DeserializeOwned>(
+        &mut self,
+        key: &str,
+        line: usize,
+        value: Spanned<DeValue<'_>>,
+    ) -> Option<Vec<(usize, T)>> {
+        let items: Vec<Spanned<T>> = self.value(key, line, value)?;
+        Some(
+            items
+                .into_iter()
+                .map(|s| (line_of(self.text, s.span().start), s.into_inner()))
+                .collect(),
+        )
+    }
+
+    fn number(&mut self, key: &str, line: usize, value: Spanned<DeValue<'_>>) -> Option<f32> {
+        let n: f32 = self.value(key, line, value)?;
+        if n.is_finite() {
+            Some(n)
+        } else {
+            self.warn(line, format!("`{key}` ignored: not a finite number"));
+            None
+        }
+    }
+
+    fn key(&mut self, key: &str, line: usize, value: Spanned<DeValue<'_>>) {
+        match key {
+            "model" => {
+                if let Some(m) = self.value::<String>(key, line, value) {
+                    if m.trim().is_empty() {
+                        self.warn(line, "`model` ignored: empty".into());
+                    } else {
+                        self.knobs.model = m.trim().to_owned();
+                    }
+                }
+            }
+            "models" => {
+                if let Some(rows) = self.list::<RawModel>(key, line, value) {
+                    let models = rows
+                        .into_iter()
+                        .filter_map(|(at, row)| self.model_row(at, row))
+                        .collect();
+                    self.knobs.models = models;
+                }
+            }
+            "budget" => match self.value::<u32>(key, line, value) {
+                Some(0) => self.warn(line, "`budget` ignored: must be more than 0".into()),
+                Some(b) => self.budget = Some(b),
+                None => {}
+            },
+            "budget_unit" => self.unit = self.value(key, line, value),
+            "path_weights" => {
+                if let Some(rules) = self.list::<RawWeight>(key, line, value) {
+                    let weights = rules
+                        .into_iter()
+                        .filter_map(|(at, rule)| self.path_weight(at, rule))
+                        .collect();
+                    self.knobs.path_weights = weights;
+                }
+            }
+            "primers" => {
+                if let Some(primers) = self.value::<Vec<String>>(key, line, value) {
+                    self.knobs.primers = primers
+                        .into_iter()
+                        .map(|p| p.trim().to_owned())
+                        .filter(|p| !p.is_empty())
+                        .collect();
+                }
+            }
+            "primer_boost" => {
+                if let Some(n) = self.number(key, line, value) {
+                    self.knobs.primer_boost = n;
+                }
+            }
+            "k" => {
+                if let Some(k) = self.value::<usize>(key, line, value) {
+                    self.knobs.k = Some(k);
+                }
+            }
+            "lod" => {
+                if let Some(lod) = self.value(key, line, value) {
+                    self.knobs.lod = lod;
+                }
+            }
+            "format" => {
+                if let Some(format) = self.value::<Format>(key, line, value) {
+                    self.knobs.format = format;
+                }
+            }
+            "recency_weight" => {
+                if let Some(n) = self.number(key, line, value) {
+                    self.knobs.recency_weight = n.max(0.0);
+                }
+            }
+            "recency_half_life_days" => {
+                if let Some(n) = self.number(key, line, value) {
+                    self.knobs.recency_half_life_days = n;
+                }
+            }
+            "min_score" => {
+                if let Some(n) = self.number(key, line, value) {
+                    self.knobs.min_score = Some(n.clamp(0.0, 1.0));
+                }
+            }
+            "answer_reserve" => {
+                if let Some(n) = self.value(key, line, value) {
+                    self.knobs.answer_reserve = n;
+                }
+            }
+            "toggles" => {
+                if let Some(t) = self.value::<RawToggles>(key, line, value) {
+                    let toggles = &mut self.knobs.toggles;
+                    toggles.sources = t.sources.unwrap_or(toggles.sources);
+                    toggles.scores = t.scores.unwrap_or(toggles.scores);
+                    toggles.structured = t.structured.unwrap_or(toggles.structured);
+                    toggles.lost_in_middle = t.lost_in_middle.unwrap_or(toggles.lost_in_middle);
+                }
+            }
+            "sanitize" => {
+                if let Some(b) = self.value(key, line, value) {
+                    self.knobs.sanitize = b;
+                }
+            }
+            "redact_secrets" => {
+                if let Some(b) = self.value(key, line, value) {
+                    self.knobs.redact_secrets = b;
+                }
+            }
+            "intent" => {
+                if let Some(i) = self.value::<Intent>(key, line, value) {
+                    self.knobs.intent = Some(i);
+                }
+            }
+            other => self.warn(line, format!("unknown knob `{other}` ignored")),
+        }
+    }
+
+    fn path_weight(&mut self, line: usize, rule: RawWeight) -> Option<PathWeight> {
+        let glob = rule.glob.trim();
+        let problem = if glob.is_empty() {
+            Some("an empty glob".to_owned())
+        } else if !(0.0..=MAX_TEAM_PATH_WEIGHT).contains(&rule.weight) {
+            Some(format!(
+                "weight {} for {glob:?}: must be between 0 and {MAX_TEAM_PATH_WEIGHT}",
+                rule.weight
+            ))
+        } else if let Err(e) = Glob::new(glob) {
+            Some(format!("{glob:?}: {}", e.kind()))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => {
+                self.warn(line, format!("path weight ignored: {p}"));
+                None
+            }
+            None => Some(PathWeight {
+                glob: glob.to_owned(),
+                weight: rule.weight,
+            }),
+        }
+    }
+
+    fn model_row(&mut self, line: usize, row: RawModel) -> Option<ModelSpec> {
+        let name = row.name.trim().to_lowercase();
+        if name.is_empty() || row.context_window == 0 {
+            self.warn(
+                line,
+                "model row ignored: it needs a name and a context window".into(),
+            );
+            return None;
+        }
+        Some(ModelSpec {
+            name,
+            encoding: row.encoding,
+            context_window: row.context_window,
+            default_budget: row.default_budget.clamp(1, row.context_window),
+            safety_margin: row.safety_margin.clamp(0.0, MAX_SAFETY_MARGIN),
+        })
+    }
+
+    /// `budget` with its unit (tokens unless `budget_unit` says otherwise).
+    fn finish(&mut self) {
+        if let Some(n) = self.budget {
+            self.knobs.budget = Some(match self.unit {
+                Some(RawUnit::Chars) => Budget::Chars(n),
+                Some(RawUnit::Tokens) | None => Budget::Tokens(n),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+
+    /// Lays `text` over the defaults and renders what changed and the warnings.
+    fn check(text: &str, expect_changed: &[&str], expect_warnings: &[&str]) {
+        let mut knobs = Knobs::default();
+        let warnings = apply(text, &mut knobs);
+        let before = serde_json::to_value(Knobs::default()).unwrap();
+        let after = serde_json::to_value(&knobs).unwrap();
+        let changed: Vec<String> = after
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, v)| before.get(k.as_str()) != Some(v))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(changed, expect_changed, "for:\n{text}");
+        assert_eq!(warnings, expect_warnings, "for:\n{text}");
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        check(
+            "model = \"gpt-4o-mini\"\nbudget = 9000\nbudget_unit = \"chars\"\n\
+             primers = [\" README.md \", \"\"]\nprimer_boost = 1\nk = 30\nlod = false\n\
+             format = \"markdown\"\nrecency_weight = -1.0\nrecency_half_life_days = 7\n\
+             min_score = 2.0\nanswer_reserve = 100\nsanitize = false\nredact_secrets = false\n\
+             intent = \"tests\"\ntoggles = { scores = true }\n\
+             [[path_weights]]\nglob = \" vendor/** \"\nweight = 0\n\
+             [[models]]\nname = \"Ours\"\ncontext_window = 1000\ndefault_budget = 5000\n",
+            &[
+                "answer_reserve=100",
+                "budget={\"chars\":9000}",
+                "format=\"markdown\"",
+                "intent=\"tests\"",
+                "k=30",
+                "lod=false",
+                "min_score=1.0",
+                "model=\"gpt-4o-mini\"",
+                "models=[{\"context_window\":1000,\"default_budget\":1000,\"encoding\":\"o200k_base\",\"name\":\"ours\",\"safety_margin\":0.0}]",
+                "path_weights=[{\"glob\":\"vendor/**\",\"weight\":0.0}]",
+                "primer_boost=1.0",
+                "primers=[\"README.md\"]",
+                "recency_half_life_days=7.0",
+                "recency_weight=0.0",
+                "redact_secrets=false",
+                "sanitize=false",
+                "toggles={\"lost_in_middle\":false,\"scores\":true,\"sources\":true,\"structured\":false}",
+            ],
+            &[],
+        );
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_warnings_with_lines_and_the_rest_applies() {
+        check(
+            "budget = \"lots\"\nnot_a_knob = 1\nk = 12\n\
+             [[path_weights]]\nglob = \"a/**\"\nweight = 3\n\
+             [[path_weights]]\nglob = \"b/**\"\nweight = 0\n\
+             [[path_weights]]\nglob = \"c/[\"\nweight = 1\n\
+             [toggles]\nsourcez = true\n",
+            &["k=12", "path_weights=[{\"glob\":\"b/**\",\"weight\":0.0}]"],
+            &[
+                ".loupe.toml, line 1: `budget` ignored: invalid type: string \"lots\", expected u32",
+                ".loupe.toml, line 2: unknown knob `not_a_knob` ignored",
+                ".loupe.toml, line 4: path weight ignored: weight 3 for \"a/**\": must be between 0 and 2",
+                ".loupe.toml, line 10: path weight ignored: \"c/[\": unclosed character class; missing ']'",
+                ".loupe.toml, line 14: `toggles` ignored: unknown field `sourcez`, expected one of `sources`, `scores`, `structured`, `lost_in_middle`",
+            ],
+        );
+        check(
+            "budget = 0\nformat = \"html\"\n",
+            &[],
+            &[
+                ".loupe.toml, line 1: `budget` ignored: must be more than 0",
+                ".loupe.toml, line 2: `format` ignored: unknown variant `html`, expected one of `xml`, `markdown`, `json`",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_toml_changes_nothing() {
+        check(
+            "budget = 9000\nprimers = [\n",
+            &[],
+            &[".loupe.toml, line 2: unclosed array, expected `]`; the file is ignored"],
+        );
+    }
+
+    #[test]
+    fn load_reads_the_project_root_and_tells_a_missing_file_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = load(dir.path());
+        assert!(!none.present);
+        assert_eq!(none.knobs, Knobs::default());
+        std::fs::write(dir.path().join(TEAM_FILE), "budget = 1234\n").unwrap();
+        let team = load(dir.path());
+        assert!(team.present && team.warnings.is_empty());
+        assert_eq!(team.knobs.budget, Some(Budget::Tokens(1234)));
+        let big = "# padding\n".repeat(7000);
+        std::fs::write(dir.path().join(TEAM_FILE), big).unwrap();
+        let team = load(dir.path());
+        assert_eq!(team.knobs, Knobs::default());
+        assert_eq!(
+            team.warnings[0].to_string(),
+            ".loupe.toml: over 65536 bytes, ignored"
+        );
+    }
+
+    #[test]
+    fn set_path_weight_replaces_by_glob_and_adds_new_globs() {
+        let mut weights = vec![
+            PathWeight {
+                glob: "vendor/**".into(),
+                weight: 0.0,
+            },
+            PathWeight {
+                glob: "docs/**".into(),
+                weight: 0.5,
+            },
+        ];
+        set_path_weight(
+            &mut weights,
+            PathWeight {
+                glob: "vendor/**".into(),
+                weight: 1.0,
+            },
+        );
+        set_path_weight(
+            &mut weights,
+            PathWeight {
+                glob: "src/**".into(),
+                weight: 2.0,
+            },
+        );
+        let got: Vec<(&str, f32)> = weights
+            .iter()
+            .map(|w| (w.glob.as_str(), w.weight))
+            .collect();
+        assert_eq!(got, [("vendor/**", 1.0), ("docs/**", 0.5), ("src/**", 2.0)]);
+    }
+}
