@@ -8,7 +8,8 @@
 //! - `<data root>/app/presets.json`: named knob presets, shared by all projects.
 //!
 //! Knobs come in three layers: the built-in defaults, then the team's
-//! `.loupe.toml` committed in the project root (read, never written), then
+//! `.loupe.toml` committed in the project root (read, never written, by
+//! the engine's [`loupe_engine::team`], as `loupe query` reads it), then
 //! the user's own changes. Storing only the user's differences means a
 //! later change to `.loupe.toml` still reaches every knob the user did not
 //! touch.
@@ -26,13 +27,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
-/// The team's defaults, committed in the project root.
-pub const TEAM_FILE: &str = ".loupe.toml";
+pub use loupe_engine::team::TEAM_FILE;
 /// How many recent projects are remembered.
 pub const RECENT_MAX: usize = 12;
-/// `.loupe.toml` files larger than this are ignored with a warning (a knob
-/// file is a few hundred bytes; anything this big is not one).
-const TEAM_FILE_MAX_BYTES: u64 = 64 * 1024;
 
 /// Per-project state, stored in the project's data directory.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -116,9 +113,9 @@ pub fn save_project(project_data_dir: &Path, prefs: &ProjectPrefs) -> Result<(),
     write_json(&project_file(project_data_dir), prefs)
 }
 
-/// `over`'s top-level fields laid over `base`'s. Fields of `over` that do
-/// not fit (a stored knob from an older Loupe, a typo in `.loupe.toml`)
-/// are skipped with a warning instead of failing the whole layer.
+/// `over`'s top-level fields laid over `base`'s: the user's stored changes.
+/// Fields of `over` that do not fit (a stored knob from an older Loupe) are
+/// skipped with a warning instead of failing the whole layer.
 pub fn layer(base: &KnobsDto, over: &Map<String, Value>, source: &str) -> (KnobsDto, Vec<String>) {
     let mut knobs = base.clone();
     let mut warnings = Vec::new();
@@ -154,30 +151,12 @@ pub fn difference(base: &KnobsDto, knobs: &KnobsDto) -> Map<String, Value> {
 
 /// The team's defaults: the built-in knobs with the project's `.loupe.toml`
 /// laid over them, whether that file exists, and what in it was ignored.
+/// The file is read by the engine ([`loupe_engine::team`]), the one
+/// definition of its keys that the CLI uses too.
 pub fn team_knobs(project_root: &Path) -> (KnobsDto, bool, Vec<String>) {
-    let path = project_root.join(TEAM_FILE);
-    let builtin = KnobsDto::default();
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return (builtin, false, Vec::new());
-    };
-    if meta.len() > TEAM_FILE_MAX_BYTES {
-        let w = format!("{TEAM_FILE}: over {TEAM_FILE_MAX_BYTES} bytes, ignored");
-        return (builtin, true, vec![w]);
-    }
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => return (builtin, true, vec![format!("{TEAM_FILE}: {e}")]),
-    };
-    let table: toml::Table = match toml::from_str(&text) {
-        Ok(t) => t,
-        Err(e) => return (builtin, true, vec![format!("{TEAM_FILE}: {e}")]),
-    };
-    let over = match serde_json::to_value(table) {
-        Ok(Value::Object(m)) => m,
-        _ => return (builtin, true, vec![format!("{TEAM_FILE}: not a table")]),
-    };
-    let (knobs, warnings) = layer(&builtin, &over, TEAM_FILE);
-    (knobs, true, warnings)
+    let team = loupe_engine::team::load(project_root);
+    let warnings = team.warnings.iter().map(ToString::to_string).collect();
+    (team.knobs.into(), team.present, warnings)
 }
 
 /// Recently opened projects, newest first.
@@ -279,7 +258,10 @@ mod tests {
         assert!(present);
         assert_eq!(team.budget, Some(9000));
         assert_eq!(team.path_weights.len(), 1);
-        assert_eq!(warnings, [".loupe.toml: unknown knob `not_a_knob` ignored"]);
+        assert_eq!(
+            warnings,
+            [".loupe.toml, line 3: unknown knob `not_a_knob` ignored"]
+        );
 
         let mut mine = team.clone();
         mine.primer_boost = 0.1;
@@ -307,7 +289,7 @@ mod tests {
         let (knobs, _, warnings) = team_knobs(dir.path());
         assert_eq!(knobs, KnobsDto::default());
         assert!(
-            warnings[0].starts_with(".loupe.toml: `budget` ignored"),
+            warnings[0].starts_with(".loupe.toml, line 1: `budget` ignored"),
             "{warnings:?}"
         );
     }
