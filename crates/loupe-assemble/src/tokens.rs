@@ -13,6 +13,8 @@
 
 use std::sync::OnceLock;
 
+mod fast;
+
 use serde::{Deserialize, Serialize};
 use tiktoken_rs::CoreBPE;
 
@@ -85,16 +87,36 @@ fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
     }
 }
 
+/// The fast counter of `encoding` ([`fast`]), built once per process.
+fn counter(encoding: Encoding) -> Option<&'static fast::Counter> {
+    static O200K: OnceLock<Option<fast::Counter>> = OnceLock::new();
+    static CL100K: OnceLock<Option<fast::Counter>> = OnceLock::new();
+    let (cell, split) = match encoding {
+        Encoding::O200kBase => (&O200K, fast::Split::O200k),
+        Encoding::Cl100kBase => (&CL100K, fast::Split::Cl100k),
+    };
+    cell.get_or_init(|| fast::Counter::new(bpe(encoding)?, split))
+        .as_ref()
+}
+
 /// The exact number of tokens of `text` in `encoding` (special tokens are
 /// counted as ordinary text, since retrieved code may contain them).
 pub fn count(encoding: Encoding, text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    match bpe(encoding) {
-        Some(bpe) => bpe.count_ordinary(text),
-        None => text.len().div_ceil(CHARS_PER_TOKEN_ESTIMATE),
+    match (bpe(encoding), counter(encoding)) {
+        (Some(bpe), Some(counter)) => counter.count(bpe, text),
+        (Some(bpe), None) => bpe.count_ordinary(text),
+        (None, _) => text.len().div_ceil(CHARS_PER_TOKEN_ESTIMATE),
     }
+}
+
+/// [`count`] the way tiktoken-rs itself counts, for tests and benchmarks
+/// that compare the two.
+#[doc(hidden)]
+pub fn count_with_tiktoken(encoding: Encoding, text: &str) -> usize {
+    bpe(encoding).map_or(0, |bpe| bpe.count_ordinary(text))
 }
 
 /// The longest prefix of `text` that counts at most `max` tokens, cut on a
@@ -147,6 +169,100 @@ mod tests {
         check(Encoding::O200kBase, "hello world", 2);
         check(Encoding::Cl100kBase, "hello world", 2);
         check(Encoding::Cl100kBase, "fn main() {}", 4);
+    }
+
+    const ENCODINGS: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
+    fn same_as_tiktoken(text: &str) {
+        for encoding in ENCODINGS {
+            assert_eq!(
+                count(encoding, text),
+                count_with_tiktoken(encoding, text),
+                "{encoding:?} {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fast_split_is_built() {
+        for encoding in ENCODINGS {
+            assert!(counter(encoding).is_some(), "{encoding:?}");
+        }
+    }
+
+    #[test]
+    fn counts_equal_tiktoken_on_tricky_text() {
+        for text in [
+            "a  b",
+            "a \t b",
+            "  \n  foo",
+            "x   ",
+            "   ",
+            " \u{a0} x",
+            "\u{2028}\u{2028}y",
+            "\r\n\r\n  \t fn main() {}",
+            "don't you'll I'M WE'VE",
+            "1234567 12 1",
+            "héllo WORLDé Ǆungla café\u{301}",
+            "日本語のテキスト🙂🙂🙂",
+            "====================================================================================================================",
+            &" ".repeat(150),
+            &format!("{}x", " ".repeat(150)),
+            &"abcdefghij".repeat(30),
+            &"AbCdEfGhIj".repeat(30),
+            "<|endoftext|> <|endofprompt|>",
+        ] {
+            same_as_tiktoken(text);
+        }
+    }
+
+    #[test]
+    fn counts_equal_tiktoken_on_this_repository() {
+        // Every source and fixture file of the workspace: real code in many
+        // languages, Markdown, TOML, JSON.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut dirs = vec![
+            root.join("crates"),
+            root.join("tests/fixtures"),
+            root.join("src-tauri/src"),
+        ];
+        let mut files = 0;
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if let Ok(text) = std::fs::read_to_string(&path) {
+                    same_as_tiktoken(&text);
+                    files += 1;
+                }
+            }
+        }
+        assert!(
+            files > 100,
+            "only {files} files read from {}",
+            root.display()
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn counts_equal_tiktoken_on_generated_text(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{2028}", "\u{85}",
+                    "a", "Z", "word", "Word", "WORD", "'s", "'LL", "'", "é", "\u{301}",
+                    "日本", "🙂", "ǅ", "1", "42", "12345", "_", "::", "(", ")", "{", "}", "/",
+                    ".", ",", "-", "=", "==", "#", "\"", "<|endoftext|>",
+                ]),
+                0..60,
+            )
+        ) {
+            same_as_tiktoken(&parts.concat());
+        }
     }
 
     #[test]

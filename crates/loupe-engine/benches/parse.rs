@@ -5,7 +5,7 @@
 //! Run: `LOUPE_BENCH_CORPUS=/path/to/vendor cargo bench -p loupe-engine --bench parse`
 //! (`make bench` runs it on a `cargo vendor` of this workspace).
 
-use loupe_assemble::tokens::{Encoding, count};
+use loupe_assemble::tokens::{Encoding, count, count_with_tiktoken};
 use loupe_engine::chunk::{ChunkConfig, chunk_file};
 use loupe_engine::progress::{CancelToken, no_progress};
 use loupe_engine::walk::{WalkConfig, walk};
@@ -101,6 +101,27 @@ fn main() {
         }
     });
     report("o200k count alone (all text files)", counting, mb(&all));
+    let tiktoken = timed(|| {
+        for (_, text) in &all {
+            std::hint::black_box(count_with_tiktoken(Encoding::O200kBase, text));
+        }
+    });
+    report("o200k count, tiktoken-rs's own split", tiktoken, mb(&all));
+    // The fast split must agree with tiktoken-rs on every file, both encodings.
+    let mut differ = 0;
+    for (rel, text) in &all {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            if count(encoding, text) != count_with_tiktoken(encoding, text) {
+                differ += 1;
+                eprintln!("count differs from tiktoken-rs ({encoding:?}): {rel}");
+            }
+        }
+    }
+    println!(
+        "  counts equal to tiktoken-rs's in {} of {} (file, encoding) pairs",
+        2 * all.len() - differ,
+        2 * all.len()
+    );
 }
 
 fn timed(f: impl FnOnce()) -> Duration {

@@ -1,0 +1,154 @@
+//! Exact token counts without tiktoken's backtracking regex.
+//!
+//! tiktoken splits text into pieces with a regex, then merges each piece
+//! with BPE. Its split pattern has one lookahead, `\s+(?!\S)`, which makes
+//! tiktoken-rs run the whole pattern on `fancy_regex`'s backtracking VM; on
+//! the benchmark machine that split was most of the counting time, and
+//! counting most of an assembly. This module splits with the `regex`
+//! crate's DFA instead and then uses tiktoken-rs's own BPE
+//! ([`tiktoken_rs::byte_pair_split`]) over the ranks read back from its
+//! [`CoreBPE`], so the vocabulary and the merges stay tiktoken-rs's.
+//!
+//! The lookahead is emulated: `\s+(?!\S)|\s+` becomes `\s+`, and a match of
+//! it that is followed by a non-space gives its last character back. That
+//! is what the lookahead does: on a run of n ≥ 2 spaces before a word it
+//! matches n − 1, leaving one space to lead the word's piece. Such a match
+//! never holds a newline (an earlier alternative takes any run that does),
+//! which is how it is told apart from the other whitespace alternatives.
+//!
+//! *Invariant:* [`Counter::count`] equals `CoreBPE::encode_ordinary(text)
+//! .len()` for every text; the tests check it against tiktoken-rs on
+//! generated and real text. Pieces of 100 bytes or more go to tiktoken-rs
+//! itself (its merge switches to a heap there; `byte_pair_split` would be
+//! quadratic).
+
+use std::collections::HashSet;
+
+use regex::Regex;
+use rustc_hash::FxHashMap;
+use tiktoken_rs::{CoreBPE, Rank};
+
+/// o200k_base's split pattern with the lookahead alternative folded into
+/// the plain `\s+` after it (tiktoken-rs's `O200K_BASE_PAT_STR`).
+const O200K_SPLIT: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+",
+);
+
+/// cl100k_base's split pattern, the same way; its possessive quantifiers
+/// (`?+`, `++`, `{1,3}+`) are plain here, which changes no match: each is
+/// followed by a class it cannot overlap, or by the end of an alternative.
+const CL100K_SPLIT: &str = concat!(
+    r"'(?i:[sdmt]|ll|ve|re)",
+    r"|[^\r\n\p{L}\p{N}]?\p{L}+",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s+$",
+    r"|\s*[\r\n]",
+    r"|\s+",
+);
+
+/// Pieces this long or longer are counted by tiktoken-rs itself.
+const LONG_PIECE: usize = 100;
+
+/// Which split pattern an encoding uses.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Split {
+    O200k,
+    Cl100k,
+}
+
+/// A split pattern and the ranks of one encoding.
+pub(super) struct Counter {
+    split: Regex,
+    ranks: FxHashMap<Vec<u8>, Rank>,
+}
+
+impl Counter {
+    /// Reads the ranks back from `bpe` (every id that decodes, special
+    /// tokens excluded). `None` if the pattern does not compile or the
+    /// vocabulary looks wrong; callers then count with `bpe` itself.
+    pub(super) fn new(bpe: &CoreBPE, split: Split) -> Option<Self> {
+        let pattern = match split {
+            Split::O200k => O200K_SPLIT,
+            Split::Cl100k => CL100K_SPLIT,
+        };
+        let split = Regex::new(pattern).ok()?;
+        let special: HashSet<Rank> = bpe
+            .special_tokens()
+            .into_iter()
+            .flat_map(|s| bpe.encode_with_special_tokens(s))
+            .collect();
+        let mut ranks = FxHashMap::default();
+        let mut misses = 0;
+        let mut rank: Rank = 0;
+        // Ids are dense with a few gaps; stop after a long run of misses.
+        while misses < 4096 {
+            match bpe.decode_bytes(&[rank]) {
+                Ok(bytes) if !special.contains(&rank) => {
+                    ranks.insert(bytes, rank);
+                    misses = 0;
+                }
+                _ => misses += 1,
+            }
+            rank = rank.checked_add(1)?;
+        }
+        // Every single byte must be a token, or BPE cannot finish a piece.
+        let complete = (0..=255u8).all(|b| ranks.contains_key([b].as_slice()));
+        (complete && ranks.len() > 50_000).then_some(Self { split, ranks })
+    }
+
+    /// The number of tokens `bpe` would encode `text` into.
+    pub(super) fn count(&self, bpe: &CoreBPE, text: &str) -> usize {
+        let mut tokens = 0;
+        let mut at = 0;
+        while let Some(m) = self.split.find_at(text, at) {
+            let mut end = m.end();
+            let piece = m.as_str();
+            if gives_back_last_space(piece)
+                && text[end..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| !c.is_whitespace())
+            {
+                end -= piece.chars().next_back().map_or(0, char::len_utf8);
+            }
+            tokens += self.piece_tokens(bpe, &text[m.start()..end]);
+            if end <= at {
+                break; // cannot happen: every alternative takes a character
+            }
+            at = end;
+        }
+        tokens
+    }
+
+    fn piece_tokens(&self, bpe: &CoreBPE, piece: &str) -> usize {
+        let bytes = piece.as_bytes();
+        if bytes.is_empty() {
+            0
+        } else if bytes.len() == 1 || self.ranks.contains_key(bytes) {
+            1
+        } else if bytes.len() < LONG_PIECE {
+            tiktoken_rs::byte_pair_split(bytes, &self.ranks).len()
+        } else {
+            bpe.encode_ordinary(piece).len()
+        }
+    }
+}
+
+/// A run of two or more spaces or tabs with no line break: only the `\s+`
+/// alternative makes such a piece, and it is the one the lookahead shortens.
+fn gives_back_last_space(piece: &str) -> bool {
+    let mut chars = 0;
+    for c in piece.chars() {
+        if !c.is_whitespace() || c == '\r' || c == '\n' {
+            return false;
+        }
+        chars += 1;
+    }
+    chars >= 2
+}
