@@ -3,6 +3,7 @@
 use crate::progress::Bar;
 use crate::{Cli, Command, EmbedderArg, FormatArg, ReportFormat};
 use anyhow::{Context, Result, bail};
+use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
 use loupe_assemble::report::DropReason;
 use loupe_assemble::{Budget, Knobs};
@@ -40,7 +41,14 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             file,
             budget,
             format,
-        } => run_golden(&cli, path, file.as_deref(), *budget, *format).await,
+            no_team_defaults,
+        } => {
+            let flags = GoldenFlags {
+                budget: *budget,
+                no_team_defaults: *no_team_defaults,
+            };
+            run_golden(&cli, path, file.as_deref(), flags, *format).await
+        }
         Command::ServeClipboard => bail!("the clipboard helper runs before the runtime starts"),
     }
 }
@@ -301,53 +309,104 @@ async fn watch(cli: &Cli, path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn knobs_from_flags(cli: &Cli) -> Result<Knobs> {
-    let Command::Query {
-        model,
-        budget,
-        chars,
-        format,
-        weights,
-        primers,
-        ..
-    } = &cli.command
-    else {
-        bail!("not a query");
-    };
-    let mut knobs = Knobs {
-        model: model.clone(),
-        ..Knobs::default()
-    };
-    knobs.budget = match (budget, chars) {
-        (Some(t), _) => Some(Budget::Tokens(*t)),
-        (None, Some(c)) => Some(Budget::Chars(*c)),
-        (None, None) => None,
-    };
-    knobs.format = match format {
-        FormatArg::Xml => Format::Xml,
-        FormatArg::Md => Format::Markdown,
-        FormatArg::Json => Format::Json,
-    };
-    for w in weights {
-        let Some((glob, value)) = w.rsplit_once('=') else {
-            bail!("--weight {w:?}: expected GLOB=MULTIPLIER, e.g. 'src/core/**=1.5'");
+/// The knobs a command starts from: the built-in defaults with the
+/// project's `.loupe.toml` over them (unless `ignore`); what the file had
+/// that was ignored goes to stderr.
+fn team_knobs(root: &Path, ignore: bool) -> Knobs {
+    if ignore {
+        return Knobs::default();
+    }
+    let team = loupe_engine::team::load(root);
+    for w in &team.warnings {
+        eprintln!("warning: {w}");
+    }
+    team.knobs
+}
+
+/// What `loupe query`'s knob flags set. Parsed before any work, so a bad
+/// flag fails fast; laid over the team's knobs once the project is open.
+struct QueryFlags {
+    model: Option<String>,
+    budget: Option<Budget>,
+    format: Option<Format>,
+    weights: Vec<PathWeight>,
+    primers: Vec<String>,
+}
+
+impl QueryFlags {
+    fn parse(cli: &Cli) -> Result<QueryFlags> {
+        let Command::Query {
+            model,
+            budget,
+            chars,
+            format,
+            weights,
+            primers,
+            ..
+        } = &cli.command
+        else {
+            bail!("not a query");
         };
-        let weight: f32 = value
-            .trim()
-            .parse()
-            .with_context(|| format!("--weight {w:?}: bad multiplier"))?;
-        if !(0.0..=10.0).contains(&weight) {
-            bail!("--weight {w:?}: multiplier must be between 0 and 10");
-        }
-        knobs.path_weights.push(loupe_assemble::rank::PathWeight {
-            glob: glob.to_owned(),
-            weight,
+        let budget = match (budget, chars) {
+            (Some(t), _) => Some(Budget::Tokens(*t)),
+            (None, Some(c)) => Some(Budget::Chars(*c)),
+            (None, None) => None,
+        };
+        let format = format.map(|f| match f {
+            FormatArg::Xml => Format::Xml,
+            FormatArg::Md => Format::Markdown,
+            FormatArg::Json => Format::Json,
         });
+        let weights = weights
+            .iter()
+            .map(|w| {
+                let Some((glob, value)) = w.rsplit_once('=') else {
+                    bail!("--weight {w:?}: expected GLOB=MULTIPLIER, e.g. 'src/core/**=1.5'");
+                };
+                let weight: f32 = value
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--weight {w:?}: bad multiplier"))?;
+                if !(0.0..=golden::MAX_PATH_WEIGHT).contains(&weight) {
+                    bail!(
+                        "--weight {w:?}: multiplier must be between 0 and {}",
+                        golden::MAX_PATH_WEIGHT
+                    );
+                }
+                Ok(PathWeight {
+                    glob: glob.to_owned(),
+                    weight,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(QueryFlags {
+            model: model.clone(),
+            budget,
+            format,
+            weights,
+            primers: primers.clone(),
+        })
     }
-    if !primers.is_empty() {
-        knobs.primers = primers.clone();
+
+    /// Each flag given wins over `knobs`; `--weight` sets its glob's rule
+    /// and keeps the others.
+    fn apply(self, knobs: &mut Knobs) {
+        if let Some(model) = self.model {
+            knobs.model = model;
+        }
+        if self.budget.is_some() {
+            knobs.budget = self.budget;
+        }
+        if let Some(format) = self.format {
+            knobs.format = format;
+        }
+        for rule in self.weights {
+            loupe_engine::team::set_path_weight(&mut knobs.path_weights, rule);
+        }
+        if !self.primers.is_empty() {
+            knobs.primers = self.primers;
+        }
     }
-    Ok(knobs)
 }
 
 async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
@@ -356,6 +415,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         report,
         json,
         copy,
+        no_team_defaults,
         ..
     } = &cli.command
     else {
@@ -365,7 +425,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         // Before any work: no display means nothing to do.
         crate::clipboard::check_available()?;
     }
-    let knobs = knobs_from_flags(cli)?;
+    let flags = QueryFlags::parse(cli)?;
     let mut question = question.to_owned();
     for pin in pins {
         question.push_str(&format!(" @{}", pin.trim_start_matches('@')));
@@ -374,6 +434,8 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         bail!("the question is empty");
     }
     let project = open(cli, path).await?;
+    let mut knobs = team_knobs(project.root(), *no_team_defaults);
+    flags.apply(&mut knobs);
     let assembly = project.assemble(&question, knobs).await?;
     if *copy {
         // Nothing is printed until the copy is known to be on the clipboard.
@@ -431,11 +493,19 @@ fn print_items(a: &loupe_assemble::Assembly) {
     }
 }
 
+/// What `loupe golden`'s flags say about the knobs every question starts from.
+struct GoldenFlags {
+    /// `--budget`: over the team's budget, under a question's own.
+    budget: Option<u32>,
+    /// `--no-team-defaults`.
+    no_team_defaults: bool,
+}
+
 async fn run_golden(
     cli: &Cli,
     path: &Path,
     file: Option<&Path>,
-    budget: Option<u32>,
+    flags: GoldenFlags,
     format: ReportFormat,
 ) -> Result<()> {
     let file = file.map_or_else(|| path.join(golden::GOLDEN_FILE), Path::to_path_buf);
@@ -450,11 +520,13 @@ async fn run_golden(
         other => anyhow::anyhow!("{}: {other}", file.display()),
     })?;
     let project = open(cli, path).await?;
+    // Knobs: built-in → `.loupe.toml` → --budget → each question's overrides
+    // (applied by `golden::check`), so a team sees what its weights break.
+    let mut base = team_knobs(project.root(), flags.no_team_defaults);
+    if let Some(b) = flags.budget {
+        base.budget = Some(Budget::Tokens(b));
+    }
     index_with_bar(&project, path).await?;
-    let base = Knobs {
-        budget: budget.map(Budget::Tokens),
-        ..Knobs::default()
-    };
     let report = golden::check(&project, &questions, &base).await?;
     match format {
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),

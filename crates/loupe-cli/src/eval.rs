@@ -460,6 +460,9 @@ async fn predict(
     };
     let t = Instant::now();
     let analysis = loupe_assemble::classify::analyze(&e.query);
+    // The built-in knobs on purpose: eval measures Loupe's defaults, so an
+    // evaluated repo's own `.loupe.toml` (its team's weights, budget, model)
+    // is never read; `loupe_engine::team` is deliberately not called here.
     let mut base = Knobs {
         model: args.model.clone(),
         now: std::time::SystemTime::now()

@@ -97,29 +97,37 @@ pub enum Command {
         json: bool,
     },
     /// Assemble the prompt for a question under a budget (prints the prompt).
+    ///
+    /// Knobs: the built-in defaults, then the project's `.loupe.toml` (the
+    /// team's defaults, as the app reads them), then these flags.
     Query {
         /// The project folder.
         path: PathBuf,
         /// The question; `@path` or `@Symbol` pins an item.
         question: String,
-        /// Model (picks tokenizer, context window and default budget).
-        #[arg(long, default_value = "gpt-4o")]
-        model: String,
-        /// Budget in tokens (default: the model's).
+        /// Model (picks tokenizer, context window and default budget)
+        /// [default: .loupe.toml's, else gpt-4o].
+        #[arg(long)]
+        model: Option<String>,
+        /// Budget in tokens [default: .loupe.toml's, else the model's].
         #[arg(long, conflicts_with = "chars")]
         budget: Option<u32>,
         /// Budget in characters instead of tokens.
         #[arg(long)]
         chars: Option<u32>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = FormatArg::Xml)]
-        format: FormatArg,
-        /// Path weight `GLOB=MULTIPLIER` (0 hides); repeatable.
+        /// Output format [default: .loupe.toml's, else xml].
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
+        /// Path weight `GLOB=MULTIPLIER` (0 hides); repeatable. Sets that
+        /// glob's weight over .loupe.toml's rules, which otherwise stay.
         #[arg(long = "weight")]
         weights: Vec<String>,
-        /// Primer file name or path; repeatable (replaces the defaults).
+        /// Primer file name or path; repeatable (replaces .loupe.toml's or the defaults).
         #[arg(long = "primer")]
         primers: Vec<String>,
+        /// Ignore the project's `.loupe.toml` (start from the built-in knobs).
+        #[arg(long)]
+        no_team_defaults: bool,
         /// Pin a file or symbol (same as writing `@X` in the question); repeatable.
         #[arg(long = "pin")]
         pins: Vec<String>,
@@ -138,17 +146,21 @@ pub enum Command {
     /// Reads PATH/.loupe/golden.toml (or --file): `[[question]]` tables with
     /// `ask = "..."`, `files = [...]`, `symbols = [...]` and optional
     /// `budget`, `model`, `weights = { "glob" = 1.5 }`, `primers`, `k`,
-    /// `min_score`, `lod`. Indexes first (incrementally). Exits non-zero when
-    /// any expected item is missing.
+    /// `min_score`, `lod`. Knobs: the built-in defaults, then the project's
+    /// `.loupe.toml`, then --budget, then the question's own. Indexes first
+    /// (incrementally). Exits non-zero when any expected item is missing.
     Golden {
         /// The project folder.
         path: PathBuf,
         /// The golden file (default: PATH/.loupe/golden.toml).
         #[arg(long)]
         file: Option<PathBuf>,
-        /// Budget in tokens for questions that set none (default: the model's).
+        /// Budget in tokens for questions that set none [default: .loupe.toml's, else the model's].
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         budget: Option<u32>,
+        /// Ignore the project's `.loupe.toml` (start from the built-in knobs).
+        #[arg(long)]
+        no_team_defaults: bool,
         /// Output format.
         #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
         format: ReportFormat,

@@ -11,3 +11,4 @@ mod crash;
 mod eval;
 mod golden;
 mod support;
+mod team;

@@ -39,3 +39,17 @@ pub fn generate(root: &Path, files: usize) {
         std::fs::write(dir.join(format!("file_{i}.rs")), text).unwrap();
     }
 }
+
+/// Copies the folder `from` to `to` (files and folders only).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
