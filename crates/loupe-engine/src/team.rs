@@ -557,6 +557,17 @@ mod tests {
     }
 
     #[test]
+    fn every_listed_key_is_known() {
+        for key in KEYS {
+            let warnings = apply(&format!("{key} = {{}}\n"), &mut Knobs::default());
+            assert!(
+                warnings.iter().all(|w| !w.message.contains("unknown knob")),
+                "{key}: {warnings:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_file_that_is_not_toml_changes_nothing() {
         check(
             "budget = 9000\nprimers = [\n",
