@@ -188,7 +188,8 @@ pub(super) fn chunk(
     let until = deadline(cfg.parse_timeout);
     let mut warnings = Vec::new();
 
-    let (defs, loose_docs) = find_defs(config, &queries.defs, root, source, until, &mut warnings);
+    let (defs, loose_docs, ref_captures) =
+        find_defs(config, queries, root, source, until, &mut warnings);
     let scan = scan(config, root);
     if let Some(err) = scan.first_error {
         warnings.push(format!(
@@ -226,7 +227,7 @@ pub(super) fn chunk(
         end: n.end_byte(),
         kind: SpanKind::Import,
     }));
-    let (refs, import_nodes) = find_refs(&ctx, &queries.refs, root, &pieces, until, &mut warnings);
+    let (refs, import_nodes) = find_refs(&ctx, &queries.both, &ref_captures, &pieces);
     intervals.extend(import_nodes);
     let intervals = outline::disjoint(intervals);
 
@@ -306,17 +307,24 @@ fn name_text(source: &str, node: Node<'_>) -> Option<String> {
     (!text.is_empty() && text.len() <= MAX_NAME_BYTES).then(|| text.to_owned())
 }
 
-/// Run the definitions query and resolve nesting, kinds and bodies. Also
-/// returns the ranges of `@doc` captures that belong to no definition.
+/// The references query's captures, (capture index, node), in match order.
+type RefCaptures<'t> = Vec<(u32, Node<'t>)>;
+
+/// Run both queries in one pass; resolve the definitions' nesting, kinds
+/// and bodies. Also returns the ranges of `@doc` captures that belong to no
+/// definition, and the references' captures for [`find_refs`] (which needs
+/// the chunks, and so the definitions, first).
 fn find_defs<'t>(
     config: &LanguageConfig,
-    query: &tree_sitter::Query,
+    queries: &lang::CompiledQueries,
     root: Node<'t>,
     source: &str,
     until: Option<Instant>,
     warnings: &mut Vec<String>,
-) -> (Vec<Def<'t>>, Vec<(usize, usize)>) {
+) -> (Vec<Def<'t>>, Vec<(usize, usize)>, RefCaptures<'t>) {
+    let query = &queries.both;
     let names = query.capture_names();
+    let mut ref_captures = Vec::new();
     let mut cursor = QueryCursor::new();
     cursor.set_match_limit(QUERY_MATCH_LIMIT);
     let mut expired = false;
@@ -330,6 +338,10 @@ fn find_defs<'t>(
     let mut found: HashMap<usize, (usize, Def<'t>)> = HashMap::new();
     let mut loose_docs = Vec::new();
     while let Some(m) = matches.next() {
+        if m.pattern_index >= queries.refs_from {
+            ref_captures.extend(m.captures.iter().map(|c| (c.index, c.node)));
+            continue;
+        }
         let mut def_node = None;
         let mut kind = None;
         let (mut name, mut body, mut doc, mut owner) = (None, None, None, None);
@@ -381,7 +393,7 @@ fn find_defs<'t>(
     }
     drop(matches);
     if cursor.did_exceed_match_limit() || expired {
-        warnings.push(format!("{} definitions query was cut short", config.name));
+        warnings.push(format!("{} queries were cut short", config.name));
     }
     let mut defs: Vec<Def<'t>> = found.into_values().map(|(_, d)| d).collect();
     defs.sort_by(|a, b| a.start().cmp(&b.start()).then(b.end().cmp(&a.end())));
@@ -411,7 +423,7 @@ fn find_defs<'t>(
         }
         stack.push(i);
     }
-    (defs, loose_docs)
+    (defs, loose_docs, ref_captures)
 }
 
 /// Comments, import statements and the first syntax error, from one walk.
@@ -457,79 +469,58 @@ fn scan<'t>(config: &LanguageConfig, root: Node<'t>) -> Scan<'t> {
     }
 }
 
-/// Run the references query: deduplicated refs per chunk, and intervals of
-/// import statements the query marks with `@import`.
+/// Resolve the references query's captures: deduplicated refs per chunk,
+/// and intervals of import statements the query marks with `@import`.
 fn find_refs(
     ctx: &Ctx<'_, '_>,
     query: &tree_sitter::Query,
-    root: Node<'_>,
+    captures: &[(u32, Node<'_>)],
     pieces: &[Piece],
-    until: Option<Instant>,
-    warnings: &mut Vec<String>,
 ) -> (Vec<SymbolRef>, Vec<Interval>) {
     let def_names: HashSet<usize> = ctx.defs.iter().map(|d| d.name_byte).collect();
     let names = query.capture_names();
-    let mut cursor = QueryCursor::new();
-    cursor.set_match_limit(QUERY_MATCH_LIMIT);
-    let mut expired = false;
-    let mut progress = |_: &QueryCursorState| {
-        expired = until.is_some_and(|d| Instant::now() >= d);
-        expired
-    };
-    let options = QueryCursorOptions::new().progress_callback(&mut progress);
-    let mut matches = cursor.matches_with_options(query, root, ctx.source.as_bytes(), options);
     let mut seen: HashSet<(usize, RefKind, String)> = HashSet::new();
     let mut refs = Vec::new();
     let mut imports = Vec::new();
-    while let Some(m) = matches.next() {
-        for cap in m.captures {
-            let node = cap.node;
-            let kind = match names.get(cap.index as usize).copied() {
-                Some("reference.call") => RefKind::Call,
-                Some("reference.import") => RefKind::Import,
-                Some("reference.type") => RefKind::Type,
-                Some("import") => {
-                    imports.push(Interval {
-                        start: node.start_byte(),
-                        end: node.end_byte(),
-                        kind: SpanKind::Import,
-                    });
-                    continue;
-                }
-                _ => continue,
-            };
-            if def_names.contains(&node.start_byte()) {
-                continue;
-            }
-            let Some(mut name) = name_text(ctx.source, node) else {
-                continue;
-            };
-            if kind == RefKind::Import {
-                name = bare_import_name(&name);
-                if name.is_empty() {
-                    continue;
-                }
-            }
-            let Some(chunk) = piece_at(pieces, node.start_byte()) else {
-                continue;
-            };
-            if seen.insert((chunk, kind, name.clone())) {
-                let line = ctx.lines.line(node.start_byte());
-                refs.push(SymbolRef {
-                    name,
-                    kind,
-                    line,
-                    chunk,
+    for &(index, node) in captures {
+        let kind = match names.get(index as usize).copied() {
+            Some("reference.call") => RefKind::Call,
+            Some("reference.import") => RefKind::Import,
+            Some("reference.type") => RefKind::Type,
+            Some("import") => {
+                imports.push(Interval {
+                    start: node.start_byte(),
+                    end: node.end_byte(),
+                    kind: SpanKind::Import,
                 });
+                continue;
+            }
+            _ => continue,
+        };
+        if def_names.contains(&node.start_byte()) {
+            continue;
+        }
+        let Some(mut name) = name_text(ctx.source, node) else {
+            continue;
+        };
+        if kind == RefKind::Import {
+            name = bare_import_name(&name);
+            if name.is_empty() {
+                continue;
             }
         }
-    }
-    drop(matches);
-    if cursor.did_exceed_match_limit() || expired {
-        warnings.push(format!(
-            "{} references query was cut short",
-            ctx.config.name
-        ));
+        let Some(chunk) = piece_at(pieces, node.start_byte()) else {
+            continue;
+        };
+        if seen.insert((chunk, kind, name.clone())) {
+            let line = ctx.lines.line(node.start_byte());
+            refs.push(SymbolRef {
+                name,
+                kind,
+                line,
+                chunk,
+            });
+        }
     }
     refs.sort_by(|a, b| a.chunk.cmp(&b.chunk).then(a.line.cmp(&b.line)));
     (refs, imports)

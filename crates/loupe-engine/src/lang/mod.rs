@@ -93,10 +93,12 @@ impl std::fmt::Debug for LanguageConfig {
 /// The two queries of a language, compiled for its grammar.
 #[derive(Debug)]
 pub struct CompiledQueries {
-    /// Definitions.
-    pub defs: Query,
-    /// References.
-    pub refs: Query,
+    /// The definitions query followed by the references query, compiled as
+    /// one so a single cursor pass over the tree runs both (two passes cost
+    /// about as much as the parse).
+    pub both: Query,
+    /// Index of the first references pattern in `both`.
+    pub refs_from: usize,
 }
 
 impl LanguageConfig {
@@ -111,11 +113,20 @@ impl LanguageConfig {
         self.compiled
             .get_or_init(|| {
                 let language = self.language();
+                // Each alone first, so an error names the file it is in.
                 let defs = Query::new(&language, self.defs_query)
                     .map_err(|e| format!("{} definitions query: {e}", self.name))?;
-                let refs = Query::new(&language, self.refs_query)
+                Query::new(&language, self.refs_query)
                     .map_err(|e| format!("{} references query: {e}", self.name))?;
-                Ok(CompiledQueries { defs, refs })
+                let both = Query::new(
+                    &language,
+                    &format!("{}\n{}", self.defs_query, self.refs_query),
+                )
+                .map_err(|e| format!("{} queries together: {e}", self.name))?;
+                Ok(CompiledQueries {
+                    both,
+                    refs_from: defs.pattern_count(),
+                })
             })
             .as_ref()
             .map_err(String::as_str)
