@@ -46,7 +46,11 @@ before(async () => {
   project = join(work, 'polyglot');
   cpSync(FIXTURE, project, { recursive: true });
   mkdirSync(join(work, 'data'));
+  // Its own process group, so `after` can stop it together with
+  // WebKitWebDriver and the app: an app left running keeps this file's
+  // output pipe open, and the test runner would wait for it forever.
   driver = spawn('tauri-driver', ['--port', String(DRIVER_PORT)], {
+    detached: true,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, LOUPE_DATA_DIR: join(work, 'data') },
   });
@@ -77,9 +81,22 @@ before(async () => {
   }
 });
 
+/** Signal every process of the driver's group; false once none is left. */
+function signalGroup(signal) {
+  try {
+    process.kill(-driver.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 after(async () => {
   await browser?.deleteSession().catch(() => {});
-  driver?.kill();
+  if (driver?.pid && signalGroup('SIGTERM')) {
+    for (let i = 0; i < 20 && signalGroup(0); i++) await new Promise((r) => setTimeout(r, 100));
+    signalGroup('SIGKILL');
+  }
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
