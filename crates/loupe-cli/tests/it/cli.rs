@@ -86,16 +86,6 @@ fn assembly(data: &std::path::Path, root: &std::path::Path, args: &[&str]) -> se
     serde_json::from_str(&run_ok(&mut cmd)).unwrap()
 }
 
-fn included_paths(a: &serde_json::Value) -> Vec<String> {
-    a["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["status"]["status"] != "dropped")
-        .map(|i| i["path"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn query_weights_budget_and_pins_shape_the_prompt() {
     let data = tempfile::tempdir().unwrap();
@@ -109,7 +99,7 @@ fn query_weights_budget_and_pins_shape_the_prompt() {
     let q = "how is the frobnication number of module 3 computed?";
 
     let base = assembly(data.path(), dir.path(), &[q, "--budget", "4000"]);
-    let paths = included_paths(&base);
+    let paths = included(&base);
     assert!(paths.iter().any(|p| p == "src/m3/file_3.rs"), "{paths:?}");
     assert!(base["prompt"].as_str().unwrap().contains("helper_3_"));
     assert!(base["report"]["used"].as_u64().unwrap() <= base["report"]["usable"].as_u64().unwrap());
@@ -120,11 +110,7 @@ fn query_weights_budget_and_pins_shape_the_prompt() {
         dir.path(),
         &[q, "--budget", "4000", "--weight", "src/m3/**=0"],
     );
-    assert!(
-        !included_paths(&hidden)
-            .iter()
-            .any(|p| p.starts_with("src/m3/"))
-    );
+    assert!(!included(&hidden).iter().any(|p| p.starts_with("src/m3/")));
     assert!(!hidden["prompt"].as_str().unwrap().contains("src/m3/"));
 
     // A smaller budget drops more.
@@ -139,9 +125,7 @@ fn query_weights_budget_and_pins_shape_the_prompt() {
         &[q, "--budget", "400", "--pin", "src/m7/file_27.rs"],
     );
     assert!(
-        included_paths(&pinned)
-            .iter()
-            .any(|p| p == "src/m7/file_27.rs"),
+        included(&pinned).iter().any(|p| p == "src/m7/file_27.rs"),
         "{}",
         pinned["report"]
     );

@@ -53,3 +53,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Paths of the items a `query --format json` assembly did not drop.
+pub fn included(a: &serde_json::Value) -> Vec<String> {
+    a["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["status"]["status"] != "dropped")
+        .map(|i| i["path"].as_str().unwrap().to_owned())
+        .collect()
+}

@@ -21,16 +21,6 @@ fn query(data: &Path, root: &Path, args: &[&str]) -> (serde_json::Value, String)
     (serde_json::from_slice(&out.stdout).unwrap(), stderr)
 }
 
-fn included(a: &serde_json::Value) -> Vec<String> {
-    a["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["status"]["status"] != "dropped")
-        .map(|i| i["path"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 fn includes_m3(a: &serde_json::Value) -> bool {
     included(a).iter().any(|p| p.starts_with("src/m3/"))
 }
