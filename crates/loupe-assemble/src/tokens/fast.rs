@@ -21,10 +21,19 @@
 //! generated and real text. Pieces of 100 bytes or more go to tiktoken-rs
 //! itself (its merge switches to a heap there; `byte_pair_split` would be
 //! quadratic).
+//!
+//! The split runs on `regex-automata`'s meta regex with a lazy DFA cache
+//! per thread and encoding. `regex::Regex` keeps its caches in a pool
+//! whose fast path belongs to one thread; other threads share a few
+//! caches, and a cache the previous user filled with other states makes
+//! the next text rebuild its own: counting a first-seen 89-byte summary
+//! took 0.35 ms on the assembly thread, 0.003 ms again.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 
-use regex::Regex;
+use regex_automata::Input;
+use regex_automata::meta::{Cache, Regex};
 use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 
@@ -62,9 +71,15 @@ pub(super) enum Split {
     Cl100k,
 }
 
+thread_local! {
+    /// This thread's lazy DFA caches, one per [`Split`].
+    static CACHES: RefCell<[Option<Cache>; 2]> = const { RefCell::new([None, None]) };
+}
+
 /// A split pattern and the ranks of one encoding.
 pub(super) struct Counter {
     split: Regex,
+    slot: usize,
     ranks: FxHashMap<Vec<u8>, Rank>,
 }
 
@@ -73,9 +88,9 @@ impl Counter {
     /// tokens excluded). `None` if the pattern does not compile or the
     /// vocabulary looks wrong; callers then count with `bpe` itself.
     pub(super) fn new(bpe: &CoreBPE, split: Split) -> Option<Self> {
-        let pattern = match split {
-            Split::O200k => O200K_SPLIT,
-            Split::Cl100k => CL100K_SPLIT,
+        let (pattern, slot) = match split {
+            Split::O200k => (O200K_SPLIT, 0),
+            Split::Cl100k => (CL100K_SPLIT, 1),
         };
         let split = Regex::new(pattern).ok()?;
         let special: HashSet<Rank> = bpe
@@ -99,16 +114,27 @@ impl Counter {
         }
         // Every single byte must be a token, or BPE cannot finish a piece.
         let complete = (0..=255u8).all(|b| ranks.contains_key([b].as_slice()));
-        (complete && ranks.len() > 50_000).then_some(Self { split, ranks })
+        (complete && ranks.len() > 50_000).then_some(Self { split, slot, ranks })
     }
 
     /// The number of tokens `bpe` would encode `text` into.
     pub(super) fn count(&self, bpe: &CoreBPE, text: &str) -> usize {
+        CACHES
+            .try_with(|caches| {
+                let mut caches = caches.borrow_mut();
+                let cache = caches[self.slot].get_or_insert_with(|| self.split.create_cache());
+                self.count_with(cache, bpe, text)
+            })
+            // This thread's locals are being torn down: a cache of its own.
+            .unwrap_or_else(|_| self.count_with(&mut self.split.create_cache(), bpe, text))
+    }
+
+    fn count_with(&self, cache: &mut Cache, bpe: &CoreBPE, text: &str) -> usize {
         let mut tokens = 0;
         let mut at = 0;
-        while let Some(m) = self.split.find_at(text, at) {
+        while let Some(m) = self.split.search_with(cache, &Input::new(text).range(at..)) {
             let mut end = m.end();
-            let piece = m.as_str();
+            let piece = &text[m.start()..end];
             if gives_back_last_space(piece)
                 && text[end..]
                     .chars()
