@@ -463,7 +463,20 @@ pub fn assemble_with(
                 measure,
             };
             let body = *sizes.sizes.entry(key).or_insert_with(|| {
-                measure.size(&compress::render(&p.chunk, lod, p.options)) as u32
+                let rendered = compress::render(&p.chunk, lod, p.options);
+                // The index counted each chunk's text with o200k: a rendering
+                // that is the text itself (any level of a chunk without
+                // comments or bodies to elide) is not counted again. That
+                // count was most of a cold question's packing. 0 is "not
+                // counted", for candidates made elsewhere.
+                if measure == Measure::Tokens(tokens::Encoding::O200kBase)
+                    && p.chunk.tokens > 0
+                    && matches!(p.chunk, std::borrow::Cow::Borrowed(_))
+                    && rendered == p.chunk.text
+                {
+                    return p.chunk.tokens;
+                }
+                measure.size(&rendered) as u32
             });
             // +1 for the separator the next block may merge with; the
             // measured prompt is checked again after layout (repacks below).

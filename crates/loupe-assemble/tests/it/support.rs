@@ -63,7 +63,8 @@ pub fn chunk(
         } else {
             Role::Code
         },
-        tokens: 0,
+        tokens: loupe_assemble::tokens::count(loupe_assemble::tokens::Encoding::O200kBase, &text)
+            as u32,
         hash: format!("hash{id}"),
         text,
         outline,
