@@ -317,11 +317,17 @@ impl Project {
 
         // BM25 over the whole question, analysed like the index.
         let all_terms = crate::lexical::query_terms(&query.text, &query.identifiers);
+        // Chunks and whole files are scored on both cores: each takes a few
+        // milliseconds on a large index, most of a cold question's retrieval.
         let (hits, files) = tokio::task::block_in_place(|| -> Result<_> {
-            Ok((
-                self.lexical.search(&all_terms, limits.bm25)?,
-                self.lexical.search_files(&all_terms, limits.files)?,
-            ))
+            std::thread::scope(|scope| {
+                let files = scope.spawn(|| self.lexical.search_files(&all_terms, limits.files));
+                let hits = self.lexical.search(&all_terms, limits.bm25)?;
+                let files = files
+                    .join()
+                    .map_err(|_| Error::Task("whole-file search panicked".into()))??;
+                Ok((hits, files))
+            })
         })?;
         for (rank, (id, score)) in hits.into_iter().enumerate() {
             let s = g.get(id);
