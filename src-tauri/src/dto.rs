@@ -553,6 +553,8 @@ pub struct ScoreDto {
     pub path_terms: f32,
     /// Relevance from the whole file's BM25 rank.
     pub file: f32,
+    /// Relevance from past commits like the question that changed the file.
+    pub history: f32,
     /// Primer boost.
     pub primer: f32,
     /// Recency boost.
@@ -577,6 +579,7 @@ impl From<&loupe_assemble::rank::ScoreBreakdown> for ScoreDto {
             graph: s.graph,
             path_terms: s.path_terms,
             file: s.file,
+            history: s.history,
             primer: s.primer_boost,
             recency: s.recency_boost,
             multiplier: s.role_weight * s.intent_multiplier * s.path_weight,
@@ -874,6 +877,7 @@ impl ScoreDto {
             graph: 0.0,
             path_terms: 0.0,
             file: 0.0,
+            history: 0.0,
             primer: 0.0,
             recency: 0.0,
             multiplier: 0.0,

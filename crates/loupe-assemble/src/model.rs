@@ -145,6 +145,10 @@ pub struct Signals {
     /// the evidence in all its chunks), set on the best chunk of each of the
     /// best files.
     pub file_rank: Option<u32>,
+    /// 1-based rank of the chunk's file among those changed by the past
+    /// commits most similar to the question, set on one chunk per file.
+    #[serde(default)]
+    pub history_rank: Option<u32>,
     /// Cosine similarity from the vector index.
     pub vector: Option<f32>,
     /// 1-based rank among vector hits.

@@ -48,6 +48,10 @@ pub const FILE_WEIGHT: f32 = 0.3;
 /// How fast file-rank evidence decays: rank 1 gets all of it, rank
 /// `1 + FILE_RANK_K` half.
 pub const FILE_RANK_K: f32 = 10.0;
+/// Relevance from the chunk's file ranking first among the files changed by
+/// the past commits most like the question (`loupe_engine::history`), with
+/// the same decay as [`FILE_WEIGHT`]. Chosen with `loupe eval` (EVAL.md).
+pub const HISTORY_WEIGHT: f32 = 0.3;
 /// Relevance per question term in the chunk's path.
 pub const PATH_HIT_WEIGHT: f32 = 0.05;
 /// Path hits counted at most.
@@ -132,7 +136,10 @@ pub struct ScoreBreakdown {
     pub path_terms: f32,
     /// Relevance from the whole file's BM25 rank.
     pub file: f32,
-    /// Sum of the six above, capped at 1.
+    /// Relevance from past commits like the question that changed the file.
+    #[serde(default)]
+    pub history: f32,
+    /// Sum of the seven above, capped at 1.
     pub relevance: f32,
     /// Added for primer files.
     pub primer_boost: f32,
@@ -266,10 +273,11 @@ fn rrf(rank: Option<u32>) -> f32 {
     }
 }
 
-/// Relevance from the file's whole-file BM25 rank (see [`FILE_WEIGHT`]).
-fn file_evidence(rank: Option<u32>) -> f32 {
+/// Relevance from a file rank: `weight` at rank 1, decaying as
+/// [`FILE_RANK_K`] says.
+fn rank_evidence(weight: f32, rank: Option<u32>) -> f32 {
     match rank {
-        Some(rank) if rank > 0 => FILE_WEIGHT * FILE_RANK_K / (FILE_RANK_K + (rank - 1) as f32),
+        Some(rank) if rank > 0 => weight * FILE_RANK_K / (FILE_RANK_K + (rank - 1) as f32),
         _ => 0.0,
     }
 }
@@ -288,8 +296,9 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         .graph_distance
         .map_or(0.0, |d| GRAPH_WEIGHT * 0.5f32.powi(i32::from(d)));
     let path_terms = PATH_HIT_WEIGHT * s.path_hits.min(MAX_PATH_HITS) as f32;
-    let file = file_evidence(s.file_rank);
-    let relevance = (lexical + vector + symbol + graph + path_terms + file).min(1.0);
+    let file = rank_evidence(FILE_WEIGHT, s.file_rank);
+    let history = rank_evidence(HISTORY_WEIGHT, s.history_rank);
+    let relevance = (lexical + vector + symbol + graph + path_terms + file + history).min(1.0);
 
     let primer = s.primer || is_primer(&chunk.path, config.primers);
     let primer_boost = if primer { config.primer_boost } else { 0.0 };
@@ -320,6 +329,7 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         graph,
         path_terms,
         file,
+        history,
         relevance,
         primer_boost,
         recency_boost,

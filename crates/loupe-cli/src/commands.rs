@@ -108,6 +108,7 @@ async fn open(cli: &Cli, path: &Path) -> Result<Project> {
     let mut cfg = ProjectConfig::new(data_root(cli));
     cfg.walk.max_file_bytes = cli.max_file_bytes;
     cfg.embedder = embedder(cli)?;
+    cfg.history = !cli.no_history;
     let project = Project::open(path, cfg)
         .await
         .with_context(|| format!("opening the index of {}", path.display()))?;

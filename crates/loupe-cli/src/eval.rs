@@ -431,6 +431,15 @@ async fn prepare(
         }
     };
     let report = project.index(&sink, cancel).await.context("indexing")?;
+    // The work tree has no `.git`: its history is the mirror's, up to the
+    // example's base commit (never the fix itself, which comes after it).
+    project
+        .use_history(loupe_engine::history::HistorySource::GitDir {
+            git_dir: wt.mirror().to_path_buf(),
+            rev: e.base_commit.clone(),
+        })
+        .await
+        .context("reading the commit history")?;
     Ok(Prepared {
         checkout_ms,
         index_ms: ms(t.elapsed()),

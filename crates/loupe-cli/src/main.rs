@@ -31,6 +31,9 @@ pub struct Cli {
     /// Skip files larger than this many bytes.
     #[arg(long, global = true, default_value_t = 1 << 20)]
     pub max_file_bytes: u64,
+    /// Do not read the project's commit history (`git log`) as evidence.
+    #[arg(long, global = true, env = "LOUPE_NO_HISTORY", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_history: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

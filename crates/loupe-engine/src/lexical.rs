@@ -39,7 +39,7 @@ use tantivy::{
 };
 
 /// Name under which the code analyzer is registered.
-const ANALYZER: &str = "loupe_code";
+pub(crate) const ANALYZER: &str = "loupe_code";
 /// Tokens longer than this are noise (hashes, base64) and are dropped.
 const MAX_TOKEN_LEN: usize = 48;
 /// Writer heap: tantivy's recommended minimum per thread is 15 MB; 64 MB

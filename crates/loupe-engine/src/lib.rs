@@ -36,6 +36,7 @@ pub mod embed;
 mod error;
 pub mod eval;
 pub mod golden;
+pub mod history;
 pub mod lang;
 pub mod lexical;
 pub mod lexical_dir;

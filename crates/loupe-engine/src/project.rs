@@ -12,6 +12,7 @@ use crate::catalog::{Applied, Catalog, ChangeSet, FileState, FileUpdate, INDEX_V
 use crate::chunk::{ChunkConfig, chunk_file};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::embed::{Embedder, embed_text};
+use crate::history::{History, HistorySource};
 use crate::lexical::{LexicalIndex, OpenState};
 use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
 use crate::retrieve::SymbolTable;
@@ -46,6 +47,8 @@ pub struct ProjectConfig {
     pub chunk: ChunkConfig,
     /// The embedder; `None` disables vectors.
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// Read the project's commit history (`git log`) as evidence.
+    pub history: bool,
 }
 
 impl std::fmt::Debug for ProjectConfig {
@@ -68,6 +71,7 @@ impl ProjectConfig {
             walk: WalkConfig::default(),
             chunk: ChunkConfig::default(),
             embedder: None,
+            history: true,
         }
     }
 }
@@ -158,6 +162,16 @@ pub struct Project {
     pub(crate) paths: RwLock<Arc<BTreeSet<String>>>,
     write: tokio::sync::Mutex<()>,
     recovered: Vec<String>,
+    /// Commit history: read when the project opens and again after a full
+    /// index run that finds a new `HEAD`.
+    pub(crate) history: Arc<RwLock<HistoryState>>,
+}
+
+/// Where the history is read from, and what was read.
+#[derive(Default)]
+pub(crate) struct HistoryState {
+    source: Option<HistorySource>,
+    pub(crate) history: Option<Arc<History>>,
 }
 
 impl std::fmt::Debug for Project {
@@ -230,8 +244,8 @@ impl Project {
         }
         let generation = catalog.generation().await?;
         let (lexical, state) = LexicalIndex::open(&dir.join("lexical"), generation)?;
+        let history_from = cfg.history;
         let project = Self {
-            root,
             dir,
             cfg,
             catalog,
@@ -242,6 +256,11 @@ impl Project {
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
             recovered,
+            history: Arc::new(RwLock::new(HistoryState {
+                source: history_from.then(|| HistorySource::Repo(root.clone())),
+                history: None,
+            })),
+            root,
         };
         let mut project = project;
         match state {
@@ -263,7 +282,61 @@ impl Project {
         }
         project.refresh_memory().await?;
         project.load_vectors(generation).await?;
+        project.refresh_history().await;
         Ok(project)
+    }
+
+    /// Re-reads the commit history when its source now points at another
+    /// commit (one `git rev-parse`), so a question sees the history as of
+    /// the last open or full index run, the same every time it is asked.
+    async fn refresh_history(&self) {
+        let (source, known) = {
+            let s = lock(&self.history);
+            let Some(source) = s.source.clone() else {
+                return;
+            };
+            (source, s.history.as_ref().map(|h| h.head().to_owned()))
+        };
+        let read = tokio::task::spawn_blocking(move || {
+            if known.is_some() && crate::history::head(&source) == known {
+                return None;
+            }
+            Some((History::read(&source), source))
+        })
+        .await;
+        let Ok(Some((read, source))) = read else {
+            return;
+        };
+        let mut s = lock_mut(&self.history);
+        if s.source.as_ref() != Some(&source) {
+            return; // replaced by `use_history` meanwhile
+        }
+        match read {
+            Ok(h) => s.history = h.map(Arc::new),
+            // History is extra evidence: without it retrieval goes on.
+            Err(e) => tracing::warn!("commit history not read: {e}"),
+        }
+    }
+
+    /// Reads the commit history from `source` now (instead of the project's
+    /// own repository) and uses it from the next question on. Returns how
+    /// many commits were indexed (0: none to read).
+    pub async fn use_history(&self, source: HistorySource) -> Result<usize> {
+        let read = tokio::task::block_in_place(|| History::read(&source))?;
+        let commits = read.as_ref().map_or(0, History::commits);
+        let mut s = lock_mut(&self.history);
+        s.source = Some(source);
+        s.history = read.map(Arc::new);
+        Ok(commits)
+    }
+
+    /// Commits in the history retrieval uses (0 when the project is not in
+    /// a git repository, git is missing, or history is turned off).
+    pub fn history_commits(&self) -> usize {
+        lock(&self.history)
+            .history
+            .as_ref()
+            .map_or(0, |h| h.commits())
     }
 
     /// The project folder (canonical).
@@ -557,6 +630,9 @@ impl Project {
         });
         report.generation = applied.generation;
         report.diagnostics = diagnostics;
+        if full {
+            self.refresh_history().await;
+        }
 
         if let Some(embedder) = self.cfg.embedder.clone() {
             let started = Instant::now();

@@ -41,6 +41,13 @@ pub struct RetrieveLimits {
     pub per_path: usize,
     /// Files ranked by whole-file BM25.
     pub files: usize,
+    /// Files ranked by the past commits most like the question.
+    #[serde(default = "default_history_files")]
+    pub history: usize,
+}
+
+fn default_history_files() -> usize {
+    RetrieveLimits::default().history
 }
 
 impl Default for RetrieveLimits {
@@ -52,6 +59,7 @@ impl Default for RetrieveLimits {
             graph_seeds: 8,
             per_path: 40,
             files: 50,
+            history: 20,
         }
     }
 }
@@ -339,6 +347,40 @@ impl Project {
         // every chunk of a long file let one file crowd a small budget.
         for (rank, hit) in files.iter().enumerate() {
             g.get(hit.best_chunk).file_rank = Some(rank as u32 + 1);
+        }
+
+        // Files that past commits like the question changed: the file's best
+        // chunk under whole-file BM25 carries the rank, or its first chunk
+        // when the question's words are not in it at all.
+        let history = (self.history.read().unwrap_or_else(|e| e.into_inner()))
+            .history
+            .clone();
+        if let Some(history) = history {
+            let ranked = history.files(&all_terms, limits.history)?;
+            let best: HashMap<u64, ChunkId> = files.iter().map(|h| (h.key, h.best_chunk)).collect();
+            let mut missing = Vec::new();
+            for (rank, (path, _)) in ranked.iter().enumerate() {
+                match best.get(&crate::lexical::file_key(path)) {
+                    Some(&id) => g.get(id).history_rank = Some(rank as u32 + 1),
+                    None => missing.push(path.clone()),
+                }
+            }
+            if !missing.is_empty() {
+                let mut first: HashMap<String, (u32, ChunkId)> = HashMap::new();
+                for (chunk, _) in self.catalog.chunks_of_paths(&missing).await? {
+                    let e = first
+                        .entry(chunk.path.clone())
+                        .or_insert((chunk.start_line, chunk.id));
+                    if (chunk.start_line, chunk.id) < *e {
+                        *e = (chunk.start_line, chunk.id);
+                    }
+                }
+                for (rank, (path, _)) in ranked.iter().enumerate() {
+                    if let Some(&(_, id)) = first.get(path) {
+                        g.get(id).history_rank = Some(rank as u32 + 1);
+                    }
+                }
+            }
         }
 
         // Vector neighbours, when an embedder is configured and has vectors.

@@ -10,5 +10,6 @@ mod copy;
 mod crash;
 mod eval;
 mod golden;
+mod history;
 mod support;
 mod team;

@@ -5,7 +5,11 @@ use std::process::{Command, Output};
 
 pub fn loupe(data: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_loupe"));
-    cmd.env("LOUPE_DATA_DIR", data).env_remove("LOUPE_LOG");
+    // Fixtures live inside this repository: its own commits must not become
+    // evidence in their prompts. History has tests of its own.
+    cmd.env("LOUPE_DATA_DIR", data)
+        .env_remove("LOUPE_LOG")
+        .env("LOUPE_NO_HISTORY", "1");
     cmd
 }
 

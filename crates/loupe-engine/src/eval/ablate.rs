@@ -30,8 +30,8 @@ use std::collections::BTreeSet;
 
 /// Every known ablation name.
 pub const NAMES: &[&str] = &[
-    "bm25", "files", "vector", "symbols", "paths", "graph", "primers", "recency", "weights", "lod",
-    "k",
+    "bm25", "files", "history", "vector", "symbols", "paths", "graph", "primers", "recency",
+    "weights", "lod", "k",
 ];
 
 /// A set of ablations.
@@ -113,6 +113,9 @@ impl Ablations {
             if self.has("files") {
                 s.file_rank = None;
             }
+            if self.has("history") {
+                s.history_rank = None;
+            }
             if self.has("vector") {
                 s.vector = None;
                 s.vector_rank = None;
@@ -139,6 +142,7 @@ impl Ablations {
 fn has_evidence(s: &Signals) -> bool {
     s.bm25_rank.is_some()
         || s.file_rank.is_some()
+        || s.history_rank.is_some()
         || s.vector_rank.is_some()
         || s.symbol_hits > 0
         || s.path_hits > 0

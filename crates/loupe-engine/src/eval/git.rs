@@ -92,6 +92,11 @@ impl Worktree {
         &self.tree
     }
 
+    /// The bare mirror the tree is checked out from (its history).
+    pub fn mirror(&self) -> &Path {
+        &self.mirror
+    }
+
     /// Makes the tree hold exactly `commit`'s files, rewriting only what
     /// changed. If the incremental update fails (a damaged index file, a
     /// tree changed behind our back), starts over from an empty tree.

@@ -7,6 +7,7 @@
 
 mod chunk;
 mod embed;
+mod history;
 mod index;
 mod selection;
 mod static_embed;

@@ -262,6 +262,10 @@ path_terms: number,
  */
 file: number, 
 /**
+ * Relevance from past commits like the question that changed the file.
+ */
+history: number, 
+/**
  * Primer boost.
  */
 primer: number, 

@@ -1,0 +1,83 @@
+//! `loupe query` reads the project's commit history unless told not to.
+
+use crate::support::*;
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// The history share of the score of `path`'s best item, if it is an item.
+fn history_of(a: &serde_json::Value, path: &str) -> Option<f64> {
+    a["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["path"] == path)
+        .filter_map(|i| i["score"]["history"].as_f64())
+        .reduce(f64::max)
+}
+
+#[test]
+fn commits_like_the_question_raise_the_files_they_changed() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("src/types.rs"),
+        "pub const TYPES: &[&str] = &[\"rs\"];\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("src/printer.rs"), "pub fn print_line() {}\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "initial import"]);
+    std::fs::write(
+        root.join("src/types.rs"),
+        "pub const TYPES: &[&str] = &[\"rs\", \"hy\"];\n",
+    )
+    .unwrap();
+    git(root, &["commit", "-q", "-am", "add hy language support"]);
+
+    run_ok(
+        loupe(data.path())
+            .env_remove("LOUPE_NO_HISTORY")
+            .args(["--embedder", "none", "index"])
+            .arg(root),
+    );
+    let q = "support the kconfig language";
+    let mut with = loupe(data.path());
+    with.env_remove("LOUPE_NO_HISTORY")
+        .args(["--embedder", "none", "query", "--json"])
+        .arg(root)
+        .arg(q);
+    let a: serde_json::Value = serde_json::from_str(&run_ok(&mut with)).unwrap();
+    let h = history_of(&a, "src/types.rs").expect("types.rs is an item");
+    assert!(h > 0.0, "{h}");
+
+    let mut without = loupe(data.path());
+    without
+        .args(["--embedder", "none", "--no-history", "query", "--json"])
+        .arg(root)
+        .arg(q);
+    let b: serde_json::Value = serde_json::from_str(&run_ok(&mut without)).unwrap();
+    assert!(history_of(&b, "src/types.rs").is_none_or(|h| h == 0.0));
+}

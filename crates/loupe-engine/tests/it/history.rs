@@ -1,0 +1,99 @@
+//! Commit history as retrieval evidence.
+
+use crate::support::*;
+use loupe_engine::RetrieveQuery;
+use loupe_engine::history::HistorySource;
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs")
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_changed_by_similar_commits_become_candidates_with_a_rank() {
+    let env = Env::new();
+    let root = env.root();
+    git(root, &["init", "-q"]);
+    // The question's words are in no file: only the commit messages that
+    // changed `types.rs` share them.
+    env.write(
+        "src/types.rs",
+        "pub const TYPES: &[(&str, &str)] = &[(\"rust\", \"*.rs\")];\n",
+    );
+    env.write(
+        "src/printer.rs",
+        "pub fn print_line(s: &str) { println!(\"{s}\"); }\n",
+    );
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "initial import"]);
+    env.write(
+        "src/types.rs",
+        "pub const TYPES: &[(&str, &str)] = &[(\"rust\", \"*.rs\"), (\"hy\", \"*.hy\")];\n",
+    );
+    git(root, &["commit", "-q", "-am", "add hy language support"]);
+    env.write(
+        "src/printer.rs",
+        "pub fn print_line(s: &str) { println!(\"> {s}\"); }\n",
+    );
+    git(root, &["commit", "-q", "-am", "printer: prefix lines"]);
+
+    let p = env.open(None).await;
+    index(&p).await;
+    let commits = p
+        .use_history(HistorySource::Repo(root.to_path_buf()))
+        .await
+        .expect("history");
+    assert_eq!(commits, 3);
+    assert_eq!(p.history_commits(), 3);
+
+    let found = p
+        .retrieve(&RetrieveQuery::from_question(
+            "support the kconfig language",
+        ))
+        .await
+        .expect("retrieve");
+    let types = found
+        .iter()
+        .find(|c| c.chunk.path == "src/types.rs")
+        .expect("types.rs is a candidate");
+    assert_eq!(types.signals.history_rank, Some(1));
+    assert!(
+        found
+            .iter()
+            .all(|c| c.chunk.path != "src/printer.rs" || c.signals.history_rank.is_none())
+    );
+
+    // A source with nothing to read clears it: retrieval goes on without.
+    let none = p
+        .use_history(HistorySource::GitDir {
+            git_dir: root.join(".git"),
+            rev: "no-such-rev".into(),
+        })
+        .await
+        .expect("history");
+    assert_eq!(none, 0);
+    let found = p
+        .retrieve(&RetrieveQuery::from_question(
+            "support the kconfig language",
+        ))
+        .await
+        .expect("retrieve");
+    assert!(found.iter().all(|c| c.signals.history_rank.is_none()));
+}
