@@ -16,9 +16,8 @@ pub mod state;
 
 pub use state::AppState;
 
+use loupe_engine::ProjectConfig;
 use loupe_engine::embed::{Embedder, PocketEmbedder, StaticEmbedder};
-use loupe_engine::progress::no_progress;
-use loupe_engine::{CancelToken, ProjectConfig};
 use std::sync::Arc;
 use tauri::Runtime;
 
@@ -53,8 +52,8 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 
 /// The project configuration from the environment: `LOUPE_DATA_DIR` (else
 /// the default data root) and `LOUPE_EMBEDDER`: `none` turns vectors off,
-/// `static` picks the distilled model (its table is computed on the first
-/// start, about a minute, and kept under the data root's `models/`);
+/// `static` picks the distilled model (cheap to open: its token table fills
+/// while a project embeds, and is kept under the data root's `models/`);
 /// anything else is the bundled model, as in the CLI.
 pub fn config_from_env() -> ProjectConfig {
     let data_root: std::path::PathBuf = std::env::var_os("LOUPE_DATA_DIR")
@@ -63,8 +62,7 @@ pub fn config_from_env() -> ProjectConfig {
     let mut config = ProjectConfig::new(&data_root);
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
-        Ok("static") => StaticEmbedder::open(&data_root, &no_progress, &CancelToken::new())
-            .map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        Ok("static") => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
         _ => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };
     match embedder {

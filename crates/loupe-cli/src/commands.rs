@@ -59,7 +59,10 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
         EmbedderArg::Bundled => Some(Arc::new(
             PocketEmbedder::new().context("loading the bundled embedder")?,
         )),
-        EmbedderArg::Static => Some(Arc::new(static_embedder(cli)?)),
+        // Cheap: the token table fills while the project embeds.
+        EmbedderArg::Static => Some(Arc::new(
+            StaticEmbedder::open(&data_root(cli)).context("loading the static embedder")?,
+        )),
         EmbedderArg::Http => {
             let (Some(url), Some(model)) = (&cli.embed_url, &cli.embed_model) else {
                 bail!("--embedder http needs --embed-url and --embed-model");
@@ -75,26 +78,6 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
             ))
         }
     })
-}
-
-/// The static embedder, distilling its table first when the data root has
-/// none yet (with a progress bar; Ctrl+C stops the process, and the table
-/// is written atomically, so nothing half-written stays behind).
-fn static_embedder(cli: &Cli) -> Result<StaticEmbedder> {
-    let data_root = data_root(cli);
-    let bar = Bar::new();
-    let embedder = StaticEmbedder::open(&data_root, &|p| bar.update(p), &CancelToken::new())
-        .context("loading the static embedder");
-    bar.finish();
-    let embedder = embedder?;
-    if let Some(took) = embedder.distilled_in() {
-        eprintln!(
-            "distilled the static embedding table in {:.1} s (kept under {})",
-            took.as_secs_f64(),
-            loupe_engine::embed::models_dir(&data_root).display()
-        );
-    }
-    Ok(embedder)
 }
 
 /// `--data-dir` / `LOUPE_DATA_DIR`, else the default data root.

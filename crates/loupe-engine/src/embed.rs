@@ -2,9 +2,10 @@
 //!
 //! Three implementations of [`Embedder`]: the bundled [`PocketEmbedder`]
 //! (paraphrase-MiniLM-L3-v2 compiled into the binary via `pocket-encoder`;
-//! no download), [`StaticEmbedder`] (the same model distilled into one
-//! vector per token, `distill.rs`) and [`HttpEmbedder`] for any
-//! OpenAI-compatible `/v1/embeddings` endpoint (Ollama, LM Studio, OpenAI).
+//! no download), [`StaticEmbedder`] (the default: the same model distilled
+//! into one vector per token, lazily, `distill.rs`) and [`HttpEmbedder`] for
+//! any OpenAI-compatible `/v1/embeddings` endpoint (Ollama, LM Studio,
+//! OpenAI).
 //!
 //! Does not cache: the catalog caches vectors by (content hash, model id).
 
@@ -12,9 +13,10 @@ mod distill;
 mod table;
 
 pub use distill::{
-    StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, load_or_distill, models_dir, table_id,
+    MEAN_TXT, SAVE_INTERVAL, StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, models_dir,
+    shipped_mean, table_id,
 };
-pub use table::{TableFileError, TokenTable};
+pub use table::{TableFileError, TokenTable, round_f16};
 
 use crate::{Error, Result};
 use loupe_assemble::Chunk;

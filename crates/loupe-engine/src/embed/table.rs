@@ -19,8 +19,11 @@
 //! | id length | the table id (UTF-8) |
 //! | rows × dims × 2 | payload: IEEE f16 coordinates, row-major |
 //!
-//! A row of zeros is a token without a vector (one the tokenizer never
-//! produces from text); every other row is a unit vector.
+//! A row of zeros is a token without a vector: one not distilled yet (the
+//! table fills lazily, `distill.rs`) or one the tokenizer never produces
+//! from text; every other row is a unit vector. A file that holds only some
+//! rows is therefore a valid, partial table, and saving a grown table
+//! replaces it whole.
 //!
 //! Does not decide what goes into the table (`distill.rs` does).
 
@@ -85,15 +88,31 @@ impl TokenTable {
         row.iter().any(|&x| x != 0.0).then_some(row)
     }
 
-    /// Set the vector of token `id` (ignored when out of range or of the
-    /// wrong length).
+    /// Set the vector of token `id`, rounded to f16 (ignored when out of
+    /// range or of the wrong length). Rounding here keeps a table in memory
+    /// equal to the same table saved and loaded again, so vectors do not
+    /// depend on whether a row was distilled in this process or read back.
     pub fn set_row(&mut self, id: usize, v: &[f32]) {
         if v.len() != self.dim {
             return;
         }
         if let Some(row) = self.data.get_mut(id * self.dim..(id + 1) * self.dim) {
-            row.copy_from_slice(v);
+            row.iter_mut().zip(v).for_each(|(r, &x)| *r = round_f16(x));
         }
+    }
+
+    /// The mean of the rows that have a vector (accumulated in f64), or
+    /// `None` when no row has one.
+    pub fn mean(&self) -> Option<Vec<f32>> {
+        let mut mean = vec![0.0f64; self.dim];
+        let mut n = 0usize;
+        for i in 0..self.rows() {
+            if let Some(row) = self.row(i) {
+                mean.iter_mut().zip(row).for_each(|(m, &x)| *m += x as f64);
+                n += 1;
+            }
+        }
+        (n > 0).then(|| mean.iter().map(|m| (m / n as f64) as f32).collect())
     }
 
     /// Rows that have a vector.
@@ -235,6 +254,11 @@ fn temp_path(path: &Path) -> PathBuf {
         .unwrap_or_default();
     name.push(format!(".tmp-{}-{nanos}", std::process::id()));
     path.with_file_name(name)
+}
+
+/// `x` as the file stores it.
+pub fn round_f16(x: f32) -> f32 {
+    half::f16::from_f32(x).to_f32()
 }
 
 fn checksum(id: &[u8], payload: &[u8]) -> blake3::Hash {
