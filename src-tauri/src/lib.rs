@@ -52,9 +52,10 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 
 /// The project configuration from the environment: `LOUPE_DATA_DIR` (else
 /// the default data root) and `LOUPE_EMBEDDER`: `none` turns vectors off,
-/// `static` picks the distilled model (cheap to open: its token table fills
-/// while a project embeds, and is kept under the data root's `models/`);
-/// anything else is the bundled model, as in the CLI.
+/// `bundled` picks the bundled model itself; unset, `static` or anything
+/// else is the distilled model, as in the CLI. Opening it is cheap (its
+/// token table fills while a project embeds, in the background stage with
+/// progress), so nothing here delays the first window.
 pub fn config_from_env() -> ProjectConfig {
     let data_root: std::path::PathBuf = std::env::var_os("LOUPE_DATA_DIR")
         .map(Into::into)
@@ -62,8 +63,8 @@ pub fn config_from_env() -> ProjectConfig {
     let mut config = ProjectConfig::new(&data_root);
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
-        Ok("static") => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
-        _ => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        Ok("bundled") => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        _ => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };
     match embedder {
         Ok(e) => config.embedder = Some(e),
