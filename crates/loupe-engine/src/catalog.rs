@@ -334,12 +334,27 @@ impl Catalog {
         Ok(out)
     }
 
-    /// Apply one indexing step in a single transaction.
-    ///
-    /// Rows are written with multi-row `INSERT`s and ids assigned here: the
-    /// caller holds the project's write lock, so nobody else allocates ids,
-    /// and chunk ids continue from `sqlite_sequence` so they are never reused.
+    /// Apply one indexing step in a single transaction: [`Catalog::stage`],
+    /// [`Staged::write`], [`Staged::commit`] in a row.
     pub async fn apply(&self, changes: ChangeSet) -> Result<Applied> {
+        let (mut staged, mut applied) = self.stage(changes).await?;
+        staged.write().await?;
+        applied.generation = staged.commit().await?;
+        Ok(applied)
+    }
+
+    /// Open the transaction of one indexing step: remove what leaves, update
+    /// touched files and assign the ids of every new file and chunk. The
+    /// returned [`Applied`] already holds the inserted chunks with their ids
+    /// (its `generation` is 0 until [`Staged::commit`]), so derived indexes
+    /// can be fed while [`Staged::write`] inserts the rows.
+    ///
+    /// Ids are assigned here rather than by SQLite: the caller holds the
+    /// project's write lock, so nobody else allocates ids, and chunk ids
+    /// continue from `sqlite_sequence` so they are never reused. That lets
+    /// rows go in as multi-row `INSERT`s and lets nothing wait for SQLite to
+    /// hand ids back.
+    pub async fn stage(&self, changes: ChangeSet) -> Result<(Staged, Applied)> {
         let mut tx = self.pool.begin().await?;
         let mut applied = Applied::default();
 
@@ -384,131 +399,39 @@ impl Catalog {
                 .await?;
         }
 
-        let mut next_file: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM files")
+        let first_file: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM files")
             .fetch_one(&mut *tx)
             .await?;
-        let mut next_chunk: i64 = sqlx::query_scalar(
+        let first_chunk: i64 = sqlx::query_scalar(
             "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0), \
                         COALESCE((SELECT MAX(id) FROM chunks), 0)) + 1",
         )
         .fetch_one(&mut *tx)
         .await?;
-        let mut file_rows = Vec::with_capacity(changes.upserts.len());
-        let mut chunk_rows: Vec<(i64, i64, usize, Chunk)> = Vec::new();
-        let mut symbol_rows: Vec<(ChunkId, &SymbolDef)> = Vec::new();
-        let mut ref_rows: Vec<(ChunkId, &SymbolRef)> = Vec::new();
-        for file in &changes.upserts {
-            let file_id = next_file;
-            next_file += 1;
-            file_rows.push((file_id, file));
-            let base = next_chunk;
-            next_chunk += file.chunks.len() as i64;
+        let staged = Staged {
+            tx,
+            upserts: changes.upserts,
+            first_file,
+            first_chunk,
+            diagnostics: changes.diagnostics,
+        };
+        for (file, base) in with_chunk_bases(&staged.upserts, first_chunk) {
             for def in &file.defs {
                 if def.chunk < file.chunks.len() {
-                    symbol_rows.push((base + def.chunk as i64, def));
+                    let id = base + def.chunk as i64;
+                    applied.added_symbols.push((def.name.to_lowercase(), id));
+                    applied.defined.push((id, def.name.clone()));
                 }
             }
-            for r in &file.refs {
-                if r.chunk < file.chunks.len() {
-                    ref_rows.push((base + r.chunk as i64, r));
-                }
-            }
-            for (ordinal, chunk) in file.chunks.iter().enumerate() {
-                let mut chunk = chunk.clone();
-                chunk.id = base + ordinal as i64;
-                chunk_rows.push((chunk.id, file_id, ordinal, chunk));
-            }
+            applied
+                .inserted
+                .extend(file.chunks.iter().enumerate().map(|(ordinal, chunk)| {
+                    let mut chunk = chunk.clone();
+                    chunk.id = base + ordinal as i64;
+                    chunk
+                }));
         }
-        for batch in file_rows.chunks(rows_per_insert(7)) {
-            let mut b = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO files(id, path, size, mtime_ns, hash, language, role) ",
-            );
-            b.push_values(batch, |mut row, (id, f)| {
-                row.push_bind(*id)
-                    .push_bind(&f.path)
-                    .push_bind(i64::try_from(f.size).unwrap_or(i64::MAX))
-                    .push_bind(f.mtime_ns)
-                    .push_bind(&f.hash)
-                    .push_bind(&f.language)
-                    .push_bind(enum_name(&f.role));
-            });
-            b.build().execute(&mut *tx).await?;
-        }
-        for batch in chunk_rows.chunks(rows_per_insert(14)) {
-            let mut b = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO chunks(id, file_id, ordinal, kind, symbol, parent, start_byte, \
-                 end_byte, start_line, end_line, text, outline, hash, tokens) ",
-            );
-            b.push_values(batch, |mut row, (id, file_id, ordinal, c)| {
-                row.push_bind(*id)
-                    .push_bind(*file_id)
-                    .push_bind(i64::try_from(*ordinal).unwrap_or(i64::MAX))
-                    .push_bind(enum_name(&c.kind))
-                    .push_bind(&c.symbol)
-                    .push_bind(&c.parent)
-                    .push_bind(c.start_byte)
-                    .push_bind(c.end_byte)
-                    .push_bind(c.start_line)
-                    .push_bind(c.end_line)
-                    .push_bind(&c.text)
-                    .push_bind(encode_outline(&c.outline))
-                    .push_bind(&c.hash)
-                    .push_bind(c.tokens);
-            });
-            b.build().execute(&mut *tx).await?;
-        }
-        for batch in symbol_rows.chunks(rows_per_insert(5)) {
-            let mut b = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) ",
-            );
-            b.push_values(batch, |mut row, (id, d)| {
-                row.push_bind(*id)
-                    .push_bind(&d.name)
-                    .push_bind(d.name.to_lowercase())
-                    .push_bind(enum_name(&d.kind))
-                    .push_bind(d.line);
-            });
-            b.build().execute(&mut *tx).await?;
-        }
-        for batch in ref_rows.chunks(rows_per_insert(4)) {
-            let mut b =
-                QueryBuilder::<Sqlite>::new("INSERT INTO refs(chunk_id, name_lower, kind, line) ");
-            b.push_values(batch, |mut row, (id, r)| {
-                row.push_bind(*id)
-                    .push_bind(r.name.to_lowercase())
-                    .push_bind(ref_kind_name(r.kind))
-                    .push_bind(r.line);
-            });
-            b.build().execute(&mut *tx).await?;
-        }
-        applied.added_symbols = symbol_rows
-            .iter()
-            .map(|(id, d)| (d.name.to_lowercase(), *id))
-            .collect();
-        applied.defined = symbol_rows
-            .iter()
-            .map(|(id, d)| (*id, d.name.clone()))
-            .collect();
-        applied.inserted = chunk_rows.into_iter().map(|(_, _, _, c)| c).collect();
-
-        if let Some(diagnostics) = &changes.diagnostics {
-            sqlx::query("DELETE FROM diagnostics")
-                .execute(&mut *tx)
-                .await?;
-            for batch in diagnostics.chunks(rows_per_insert(3)) {
-                let mut b =
-                    QueryBuilder::<Sqlite>::new("INSERT INTO diagnostics(path, kind, message) ");
-                b.push_values(batch, |mut row, d| {
-                    row.push_bind(&d.path)
-                        .push_bind(d.kind.as_str())
-                        .push_bind(&d.message);
-                });
-                b.build().execute(&mut *tx).await?;
-            }
-        }
-        applied.generation = bump_generation(&mut tx).await?;
-        tx.commit().await?;
-        Ok(applied)
+        Ok((staged, applied))
     }
 
     /// Stored diagnostics of the last full run.
@@ -820,6 +743,160 @@ impl Catalog {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+}
+
+/// One indexing step's open transaction (see [`Catalog::stage`]): the
+/// removals are done and the ids assigned; the new rows are written by
+/// [`Staged::write`] and nothing is visible before [`Staged::commit`].
+/// Dropping it rolls the whole step back.
+pub struct Staged {
+    tx: Transaction<'static, Sqlite>,
+    upserts: Vec<FileUpdate>,
+    /// Id of the first new file; the others follow in `upserts` order.
+    first_file: i64,
+    /// Id of the first new chunk; the others follow in file order.
+    first_chunk: ChunkId,
+    diagnostics: Option<Vec<Diagnostic>>,
+}
+
+impl std::fmt::Debug for Staged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staged")
+            .field("files", &self.upserts.len())
+            .field("first_chunk", &self.first_chunk)
+            .finish()
+    }
+}
+
+/// Each file with the id of its first chunk, when chunk ids are handed out
+/// in file order from `first_chunk`.
+fn with_chunk_bases(
+    files: &[FileUpdate],
+    first_chunk: ChunkId,
+) -> impl Iterator<Item = (&FileUpdate, ChunkId)> {
+    files.iter().scan(first_chunk, |next, file| {
+        let base = *next;
+        *next += file.chunks.len() as i64;
+        Some((file, base))
+    })
+}
+
+impl Staged {
+    /// Insert the new files, chunks, symbols, references and diagnostics
+    /// (multi-row `INSERT`s), inside the transaction.
+    pub async fn write(&mut self) -> Result<()> {
+        let mut chunk_rows: Vec<(ChunkId, i64, usize, &Chunk)> = Vec::new();
+        let mut symbol_rows: Vec<(ChunkId, &SymbolDef)> = Vec::new();
+        let mut ref_rows: Vec<(ChunkId, &SymbolRef)> = Vec::new();
+        let Self {
+            tx,
+            upserts,
+            first_file,
+            first_chunk,
+            diagnostics,
+        } = self;
+        for ((file, base), file_id) in with_chunk_bases(upserts, *first_chunk).zip(*first_file..) {
+            for def in &file.defs {
+                if def.chunk < file.chunks.len() {
+                    symbol_rows.push((base + def.chunk as i64, def));
+                }
+            }
+            for r in &file.refs {
+                if r.chunk < file.chunks.len() {
+                    ref_rows.push((base + r.chunk as i64, r));
+                }
+            }
+            for (ordinal, chunk) in file.chunks.iter().enumerate() {
+                chunk_rows.push((base + ordinal as i64, file_id, ordinal, chunk));
+            }
+        }
+        let file_rows: Vec<(i64, &FileUpdate)> = (*first_file..).zip(upserts.iter()).collect();
+        for batch in file_rows.chunks(rows_per_insert(7)) {
+            let mut b = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO files(id, path, size, mtime_ns, hash, language, role) ",
+            );
+            b.push_values(batch, |mut row, (id, f)| {
+                row.push_bind(*id)
+                    .push_bind(&f.path)
+                    .push_bind(i64::try_from(f.size).unwrap_or(i64::MAX))
+                    .push_bind(f.mtime_ns)
+                    .push_bind(&f.hash)
+                    .push_bind(&f.language)
+                    .push_bind(enum_name(&f.role));
+            });
+            b.build().execute(&mut **tx).await?;
+        }
+        for batch in chunk_rows.chunks(rows_per_insert(14)) {
+            let mut b = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO chunks(id, file_id, ordinal, kind, symbol, parent, start_byte, \
+                 end_byte, start_line, end_line, text, outline, hash, tokens) ",
+            );
+            b.push_values(batch, |mut row, (id, file_id, ordinal, c)| {
+                row.push_bind(*id)
+                    .push_bind(*file_id)
+                    .push_bind(i64::try_from(*ordinal).unwrap_or(i64::MAX))
+                    .push_bind(enum_name(&c.kind))
+                    .push_bind(&c.symbol)
+                    .push_bind(&c.parent)
+                    .push_bind(c.start_byte)
+                    .push_bind(c.end_byte)
+                    .push_bind(c.start_line)
+                    .push_bind(c.end_line)
+                    .push_bind(&c.text)
+                    .push_bind(encode_outline(&c.outline))
+                    .push_bind(&c.hash)
+                    .push_bind(c.tokens);
+            });
+            b.build().execute(&mut **tx).await?;
+        }
+        for batch in symbol_rows.chunks(rows_per_insert(5)) {
+            let mut b = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) ",
+            );
+            b.push_values(batch, |mut row, (id, d)| {
+                row.push_bind(*id)
+                    .push_bind(&d.name)
+                    .push_bind(d.name.to_lowercase())
+                    .push_bind(enum_name(&d.kind))
+                    .push_bind(d.line);
+            });
+            b.build().execute(&mut **tx).await?;
+        }
+        for batch in ref_rows.chunks(rows_per_insert(4)) {
+            let mut b =
+                QueryBuilder::<Sqlite>::new("INSERT INTO refs(chunk_id, name_lower, kind, line) ");
+            b.push_values(batch, |mut row, (id, r)| {
+                row.push_bind(*id)
+                    .push_bind(r.name.to_lowercase())
+                    .push_bind(ref_kind_name(r.kind))
+                    .push_bind(r.line);
+            });
+            b.build().execute(&mut **tx).await?;
+        }
+        if let Some(diagnostics) = diagnostics {
+            sqlx::query("DELETE FROM diagnostics")
+                .execute(&mut **tx)
+                .await?;
+            for batch in diagnostics.chunks(rows_per_insert(3)) {
+                let mut b =
+                    QueryBuilder::<Sqlite>::new("INSERT INTO diagnostics(path, kind, message) ");
+                b.push_values(batch, |mut row, d| {
+                    row.push_bind(&d.path)
+                        .push_bind(d.kind.as_str())
+                        .push_bind(&d.message);
+                });
+                b.build().execute(&mut **tx).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bump the generation and commit; returns the new generation.
+    pub async fn commit(mut self) -> Result<u64> {
+        let generation = bump_generation(&mut self.tx).await?;
+        self.tx.commit().await?;
+        Ok(generation)
     }
 }
 
