@@ -67,14 +67,10 @@ pub async fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R
     }
     match rx.await {
         Ok(Ok(out)) => Ok(out),
-        Ok(Err(panic)) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown cause".into());
-            Err(Error::Task(format!("assembly failed: {what}")))
-        }
+        Ok(Err(panic)) => Err(Error::Task(format!(
+            "assembly failed: {}",
+            crate::error::panic_message(panic.as_ref())
+        ))),
         Err(_) => Err(Error::Task("assembly thread stopped".into())),
     }
 }

@@ -77,3 +77,12 @@ impl From<tokio::task::JoinError> for Error {
         Error::Task(e.to_string())
     }
 }
+
+/// What a caught panic said (its `&str` or `String` payload).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown cause".into())
+}

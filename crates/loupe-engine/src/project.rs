@@ -4,16 +4,20 @@
 //! *Architecture invariant:* one write path. [`Project::index`] is the only
 //! writer; it holds an in-process mutex and a cross-process lock file, commits
 //! the catalog in one transaction (bumping the generation), then brings the
-//! lexical and vector indexes to that generation. A crash between those steps
-//! leaves derived indexes at an older generation, which [`Project::open`]
-//! detects and rebuilds from the catalog. The user's folder is only read.
+//! lexical and vector indexes to that generation. The tantivy writer is fed
+//! on a second thread while the catalog transaction writes its rows, but it
+//! commits only after the catalog did, and not at all when the catalog
+//! fails. A crash between those steps leaves derived indexes at an older
+//! generation, which [`Project::open`] detects and rebuilds from the
+//! catalog. The user's folder is only read.
 
 use crate::catalog::{Applied, Catalog, ChangeSet, FileState, FileUpdate, INDEX_VERSION};
 use crate::chunk::{ChunkConfig, chunk_file};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::embed::{Embedder, embed_text};
+use crate::error::panic_message;
 use crate::history::{History, HistorySource};
-use crate::lexical::{LexicalIndex, OpenState};
+use crate::lexical::{LexicalIndex, LexicalWriter, OpenState};
 use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
 use crate::retrieve::SymbolTable;
 use crate::store::{self, WriteLock};
@@ -25,6 +29,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -83,9 +88,10 @@ pub struct StageTimes {
     pub walk: Duration,
     /// Reading, hashing, chunking, counting tokens.
     pub parse: Duration,
-    /// The catalog transaction.
+    /// The catalog transaction; the lexical writer is fed beside it.
     pub catalog: Duration,
-    /// Updating and committing the lexical index, and the in-memory tables.
+    /// Committing the lexical index once the catalog has committed (the
+    /// rest of tantivy's indexing and its flush), and the in-memory tables.
     pub lexical: Duration,
     /// Embedding new chunks.
     pub embed: Duration,
@@ -590,7 +596,6 @@ impl Project {
         // Last point at which cancelling leaves no trace at all.
         cancel.check()?;
 
-        let started = Instant::now();
         progress(Progress {
             stage: Stage::Commit,
             done: 0,
@@ -599,30 +604,12 @@ impl Project {
         // Only a full walk sees every file, so only it replaces the stored list.
         changes.diagnostics = full.then(|| diagnostics.clone());
         let changes_chunks = changes.changes_chunks();
-        let applied = self.catalog.apply(changes).await?;
-        report.times.catalog = started.elapsed();
+        let applied = self.commit(changes, &mut report.times).await?;
         let started = Instant::now();
-        if changes_chunks || self.lexical.is_empty() != (applied.inserted.is_empty()) {
-            let mut writer = self.lexical.writer_for(applied.inserted.len())?;
-            for path in &applied.removed_paths {
-                writer.delete_path(path);
-            }
-            let defined = group_names(&applied.defined);
-            for chunk in &applied.inserted {
-                writer.add(
-                    chunk,
-                    defined.get(&chunk.id).map(Vec::as_slice).unwrap_or(&[]),
-                )?;
-            }
-            writer.commit(applied.generation)?;
-        } else {
-            // Nothing changed in the chunks; only the payload moves forward.
-            self.lexical.writer_for(0)?.commit(applied.generation)?;
-        }
         if changes_chunks {
             self.follow(&applied);
         }
-        report.times.lexical = started.elapsed();
+        report.times.lexical += started.elapsed();
         progress(Progress {
             stage: Stage::Commit,
             done: 1,
@@ -663,6 +650,86 @@ impl Project {
             total: Some(1),
         });
         Ok(report)
+    }
+
+    /// Commit `changes` to the catalog and the lexical index.
+    ///
+    /// The catalog stages the step (ids assigned, transaction open) and
+    /// writes its rows while a second thread feeds the inserted chunks to the
+    /// tantivy writer: the transaction is single-threaded, so on its own it
+    /// would leave a core idle (see BENCHMARKS.md, session 4). Only when both
+    /// sides succeeded does the catalog commit, and only then tantivy, with
+    /// the new generation as payload; on any error neither commits (the
+    /// tantivy writer is dropped, the transaction rolled back).
+    async fn commit(&self, changes: ChangeSet, times: &mut StageTimes) -> Result<Applied> {
+        let started = Instant::now();
+        let changes_chunks = changes.changes_chunks();
+        let (mut staged, mut applied) = self.catalog.stage(changes).await?;
+        // Without chunk changes only the payload moves forward, unless the
+        // index disagrees with the catalog about being empty.
+        let feed = changes_chunks || self.lexical.is_empty() != applied.inserted.is_empty();
+        let failed = AtomicBool::new(false);
+        let (written, writer) = tokio::task::block_in_place(|| {
+            std::thread::scope(|scope| {
+                let feeder = std::thread::Builder::new()
+                    .name("loupe-lexical-feed".into())
+                    .spawn_scoped(scope, || self.feed_lexical(&applied, feed, &failed));
+                let written = tokio::runtime::Handle::current().block_on(staged.write());
+                if written.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                let writer = match feeder {
+                    Ok(handle) => handle.join().unwrap_or_else(|panic| {
+                        Err(Error::Task(format!(
+                            "lexical index update failed: {}",
+                            panic_message(panic.as_ref())
+                        )))
+                    }),
+                    Err(e) => Err(Error::Task(format!("cannot start the lexical writer: {e}"))),
+                };
+                (written, writer)
+            })
+        });
+        // Either error drops the other side uncommitted.
+        written?;
+        let writer = writer?;
+        applied.generation = staged.commit().await?;
+        times.catalog = started.elapsed();
+        let started = Instant::now();
+        writer.commit(applied.generation)?;
+        times.lexical = started.elapsed();
+        Ok(applied)
+    }
+
+    /// A lexical writer holding `applied`'s deletions and additions (none
+    /// unless `feed`), not committed. Stops early once `failed` is set.
+    fn feed_lexical(
+        &self,
+        applied: &Applied,
+        feed: bool,
+        failed: &AtomicBool,
+    ) -> Result<LexicalWriter<'_>> {
+        let mut writer = self
+            .lexical
+            .writer_for(if feed { applied.inserted.len() } else { 0 })?;
+        if !feed {
+            return Ok(writer);
+        }
+        for path in &applied.removed_paths {
+            writer.delete_path(path);
+        }
+        let defined = group_names(&applied.defined);
+        for chunk in &applied.inserted {
+            if failed.load(Ordering::Relaxed) {
+                // The catalog failed; its error is the one reported.
+                return Err(Error::Cancelled);
+            }
+            writer.add(
+                chunk,
+                defined.get(&chunk.id).map(Vec::as_slice).unwrap_or(&[]),
+            )?;
+        }
+        Ok(writer)
     }
 
     /// Embed every chunk whose content has no cached vector. Returns how many
