@@ -91,8 +91,9 @@ const POOL_VERSION: u32 = 1;
 /// The table's file name under `models/`.
 pub const TABLE_FILE: &str = "static-minilm-l3.table";
 
-/// Texts per call to the bundled model while distilling; a progress report
-/// and a cancellation check follow each batch.
+/// Texts per call to the bundled model while distilling (and ids per hold
+/// of the lazy table's lock); a progress report and a cancellation check
+/// follow each batch.
 const DISTILL_BATCH: usize = 256;
 
 /// What stands in for a chunk with no known token (blank, or only tokens
@@ -394,18 +395,39 @@ impl Inner {
         out
     }
 
-    /// Decide every slot among `ids`, distilling those that have a text;
-    /// returns how many rows were distilled. Saves when [`SAVE_INTERVAL`]
-    /// has passed since the last save.
+    /// Decide every slot among `ids`, distilling those that have a text, in
+    /// parts of [`DISTILL_BATCH`] ids. The lock is taken per part, so a query
+    /// needing a few tokens waits for one part of a long fill, not all of
+    /// it. Reports [`Stage::Distill`] progress per part and stops with
+    /// `Cancelled` between parts; returns how many rows were distilled.
     fn fill(&self, ids: &[u32], progress: ProgressSink<'_>, cancel: &CancelToken) -> Result<usize> {
+        let missing = self.missing(ids);
+        let total = Some(missing.len() as u64);
+        let report = |done: usize| {
+            progress(Progress {
+                stage: Stage::Distill,
+                done: done as u64,
+                total,
+            })
+        };
+        report(0);
+        let (mut added, mut done) = (0, 0);
+        for part in missing.chunks(DISTILL_BATCH) {
+            cancel.check()?;
+            added += self.fill_part(part)?;
+            done += part.len();
+            report(done);
+        }
+        Ok(added)
+    }
+
+    /// [`Inner::fill`] for one part, under the lock; saves when
+    /// [`SAVE_INTERVAL`] has passed since the last save.
+    fn fill_part(&self, ids: &[u32]) -> Result<usize> {
         let mut fill = self.lock_fill();
         // Another thread may have distilled some while this one waited.
-        let missing = self.missing(ids);
-        if missing.is_empty() {
-            return Ok(0);
-        }
-        let mut to_distill = Vec::with_capacity(missing.len());
-        for id in missing {
+        let mut to_distill = Vec::with_capacity(ids.len());
+        for id in self.missing(ids) {
             match self.vocab.source_text(id) {
                 Some(_) => to_distill.push(id),
                 // No input produces this id: it never gets a vector.
@@ -428,8 +450,8 @@ impl Inner {
             encoder,
             &self.vocab,
             &to_distill,
-            progress,
-            cancel,
+            &no_progress,
+            &CancelToken::new(),
             |id, v| {
                 let row: Box<[f32]> = v.iter().map(|&x| super::table::round_f16(x)).collect();
                 if self.slots[id as usize].set(Some(row)).is_ok() {
@@ -438,7 +460,6 @@ impl Inner {
             },
         );
         fill.unsaved += added;
-        // Rows distilled before an error or a cancel are kept and saved.
         let due = fill.last_save.is_none_or(|t| t.elapsed() >= SAVE_INTERVAL);
         if due && let Err(e) = self.save(&mut fill) {
             // The table is a cache: not keeping it costs time next run.

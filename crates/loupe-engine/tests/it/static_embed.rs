@@ -183,6 +183,24 @@ fn opening_without_a_table_distills_nothing_until_a_text_needs_it() {
 }
 
 #[test]
+fn filling_the_whole_table_stops_when_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedder = StaticEmbedder::open(dir.path()).unwrap();
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let reports = Mutex::new(Vec::new());
+    let sink = |p: Progress| reports.lock().unwrap().push(p);
+    let r = embedder.fill_all(&sink, &cancel);
+    assert!(matches!(r, Err(loupe_engine::Error::Cancelled)));
+    assert_eq!(embedder.present(), 0);
+    let reports = reports.into_inner().unwrap();
+    let vocab = Vocabulary::bundled().unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].stage, Stage::Distill);
+    assert_eq!(reports[0].total, Some(vocab.size() as u64));
+}
+
+#[test]
 fn the_lazy_table_equals_the_full_build_and_vectors_do_not_depend_on_other_rows() {
     let vocab = Vocabulary::bundled().unwrap();
     let full = distill(
