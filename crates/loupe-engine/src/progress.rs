@@ -20,7 +20,9 @@ pub enum Stage {
     Commit,
     /// Computing embeddings for new chunks.
     Embed,
-    /// Distilling the static embedder's token table (once per data root).
+    /// Distilling the whole static embedder token table at once
+    /// (`StaticEmbedder::fill_all`); the lazy fill while embedding is part
+    /// of [`Stage::Embed`].
     Distill,
     /// Writing the vector index.
     Vectors,

@@ -255,8 +255,9 @@ pub fn all_ids(vocab: &Vocabulary) -> Vec<u32> {
 }
 
 /// One token's slot: unset until decided, then `None` for a token with no
-/// vector (no text produces it) or its f16-rounded vector. Set once, under
-/// [`Inner::fill`], and read without a lock.
+/// vector (no text produces it) or its f16-rounded vector. Set once (by
+/// `open` before the embedder is shared, then only under the fill lock) and
+/// read without a lock.
 type Slot = OnceLock<Option<Box<[f32]>>>;
 
 /// Chunk vectors as the sublinear-tf-weighted sum of centred token vectors
@@ -341,8 +342,8 @@ impl StaticEmbedder {
         })
     }
 
-    /// Distill every row the table lacks (the full build, for benchmarks
-    /// and the shipped mean), with [`Stage::Distill`] progress, then save.
+    /// Distill every row the table lacks (the full build, for benchmarks),
+    /// with [`Stage::Distill`] progress, then save.
     /// Returns how many rows were distilled.
     pub fn fill_all(&self, progress: ProgressSink<'_>, cancel: &CancelToken) -> Result<usize> {
         let all = all_ids(&self.inner.vocab);
