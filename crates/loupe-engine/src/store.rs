@@ -76,9 +76,31 @@ pub struct WriteLock {
     _file: fs::File,
 }
 
+/// Attempts to take the write lock before saying another process has it.
+const LOCK_ATTEMPTS: u32 = 10;
+/// Pause between attempts.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
+
 impl WriteLock {
-    /// Take the lock, or fail at once if another process holds it.
+    /// Take the lock, or fail within a quarter of a second if another
+    /// process holds it. The short retry is not for other processes (they
+    /// hold it for a whole index run): a child this process forks (`git`
+    /// for the history) shares every open file until it execs, so a lock
+    /// just released on one thread can look held for that instant.
     pub fn acquire(dir: &Path) -> Result<Self> {
+        let mut attempt = 1;
+        loop {
+            match Self::try_acquire(dir) {
+                Err(Error::Request(_)) if attempt < LOCK_ATTEMPTS => {
+                    attempt += 1;
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_acquire(dir: &Path) -> Result<Self> {
         let path = dir.join("write.lock");
         let file = fs::OpenOptions::new()
             .create(true)
@@ -123,4 +145,29 @@ pub fn quarantine(path: &Path) -> Result<PathBuf> {
         source: e,
     })?;
     Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_is_refused_and_a_released_one_taken() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let held = WriteLock::acquire(dir.path()).expect("first");
+        // Released between attempts: taken on a retry, not refused.
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(LOCK_RETRY * 2);
+            drop(held);
+        });
+        let second = WriteLock::acquire(dir.path()).expect("taken once released");
+        releaser.join().expect("releaser");
+        // Held for longer than all attempts: a clear refusal.
+        let refused = WriteLock::acquire(dir.path());
+        assert!(
+            matches!(refused, Err(Error::Request(ref m)) if m.contains("another Loupe process"))
+        );
+        drop(second);
+        assert!(WriteLock::acquire(dir.path()).is_ok());
+    }
 }
