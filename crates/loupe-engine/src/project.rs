@@ -171,6 +171,8 @@ pub struct Project {
     /// Commit history: read when the project opens and again after a full
     /// index run that finds a new `HEAD`.
     pub(crate) history: Arc<RwLock<HistoryState>>,
+    /// The last primer-file lookup (see [`crate::retrieve::PrimerMemo`]).
+    pub(crate) primers: std::sync::Mutex<crate::retrieve::PrimerMemo>,
 }
 
 /// Where the history is read from, and what was read.
@@ -262,6 +264,7 @@ impl Project {
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
             recovered,
+            primers: std::sync::Mutex::default(),
             history: Arc::new(RwLock::new(HistoryState {
                 source: history_from.then(|| HistorySource::Repo(root.clone())),
                 history: None,

@@ -625,3 +625,32 @@ async fn referrers_are_capped_per_name_lowest_ids_first() {
     assert_eq!(of("rare_helper").len(), 1);
     assert!(of("nobody").is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primer_added_after_a_question_is_found_by_the_next() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    index(&p).await;
+    let q = RetrieveQuery::from_question("pack items budget");
+    let primers = |found: &[loupe_assemble::Candidate]| {
+        found
+            .iter()
+            .filter(|c| c.signals.primer)
+            .map(|c| c.chunk.path.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(primers(&p.retrieve(&q).await.unwrap()).is_empty());
+    env.write(
+        "docs/AGENTS.md",
+        "# Agents\n\nRun the tests before packing.\n",
+    );
+    index(&p).await;
+    assert_eq!(
+        primers(&p.retrieve(&q).await.unwrap()),
+        vec!["docs/AGENTS.md"]
+    );
+    std::fs::remove_file(env.root().join("docs/AGENTS.md")).unwrap();
+    index(&p).await;
+    assert!(primers(&p.retrieve(&q).await.unwrap()).is_empty());
+}
