@@ -485,6 +485,25 @@ impl Catalog {
         Ok(out)
     }
 
+    /// (path, chunk id) of every chunk of `paths`, by path, in file order:
+    /// for callers that need which chunks, not their text.
+    pub async fn chunk_ids_of_paths(&self, paths: &[String]) -> Result<Vec<(String, ChunkId)>> {
+        let mut out = Vec::new();
+        for batch in paths.chunks(MAX_IN_LIST) {
+            let sql = format!(
+                "SELECT f.path, c.id FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE f.path IN ({}) ORDER BY f.path, c.ordinal",
+                placeholders(batch.len())
+            );
+            let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
+            for p in batch {
+                q = q.bind(p);
+            }
+            out.extend(q.fetch_all(&self.pool).await?);
+        }
+        Ok(out)
+    }
+
     /// All chunks of the given files, in file order.
     pub async fn chunks_of_paths(&self, paths: &[String]) -> Result<Vec<(Chunk, i64)>> {
         let mut out = Vec::new();

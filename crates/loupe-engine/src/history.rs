@@ -326,65 +326,6 @@ mod tests {
         assert_eq!(h.commits(), 0);
     }
 
-    fn run(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .output()
-            .expect("git runs")
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
-
-    #[test]
-    fn reads_a_repository_from_a_subdirectory() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        run(root, &["init", "-q"]);
-        std::fs::create_dir_all(root.join("app/src")).expect("mkdir");
-        std::fs::write(root.join("app/src/parser.rs"), "fn parse() {}\n").expect("write");
-        std::fs::write(root.join("README.md"), "hi\n").expect("write");
-        run(root, &["add", "-A"]);
-        run(
-            root,
-            &["commit", "-q", "-m", "parser: handle trailing commas"],
-        );
-        std::fs::write(root.join("README.md"), "hello\n").expect("write");
-        run(root, &["commit", "-q", "-am", "docs: greet"]);
-
-        let h = of_root(&root.join("app"))
-            .expect("read")
-            .expect("a history");
-        assert_eq!(h.commits(), 1, "the README commit is outside app/");
-        assert_eq!(h.head().len(), 40);
-        let files = h
-            .files(&terms("trailing comma in the parser"), 5)
-            .expect("search");
-        assert_eq!(files.first().map(|f| f.0.as_str()), Some("src/parser.rs"));
-
-        let bare = HistorySource::GitDir {
-            git_dir: root.join(".git"),
-            rev: "HEAD~1".into(),
-        };
-        let h = History::read(&bare).expect("read").expect("a history");
-        assert_eq!(h.commits(), 1);
-        let unknown = HistorySource::GitDir {
-            git_dir: root.join(".git"),
-            rev: "no-such-rev".into(),
-        };
-        assert!(History::read(&unknown).expect("read").is_none());
-    }
-
     #[test]
     fn no_repository_is_no_history() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -366,17 +366,12 @@ impl Project {
                 }
             }
             if !missing.is_empty() {
-                let mut first: HashMap<String, (u32, ChunkId)> = HashMap::new();
-                for (chunk, _) in self.catalog.chunks_of_paths(&missing).await? {
-                    let e = first
-                        .entry(chunk.path.clone())
-                        .or_insert((chunk.start_line, chunk.id));
-                    if (chunk.start_line, chunk.id) < *e {
-                        *e = (chunk.start_line, chunk.id);
-                    }
+                let mut first: HashMap<String, ChunkId> = HashMap::new();
+                for (path, id) in self.catalog.chunk_ids_of_paths(&missing).await? {
+                    first.entry(path).or_insert(id);
                 }
                 for (rank, (path, _)) in ranked.iter().enumerate() {
-                    if let Some(&(_, id)) = first.get(path) {
+                    if let Some(&id) = first.get(path) {
                         g.get(id).history_rank = Some(rank as u32 + 1);
                     }
                 }
@@ -466,12 +461,12 @@ impl Project {
             .collect::<HashSet<_>>()
             .into_iter()
             .collect();
-        for (chunk, _) in self.catalog.chunks_of_paths(&wanted).await? {
-            let is_pinned = pinned_files.contains(&chunk.path);
-            let is_primer = primer_files.contains(&chunk.path);
-            let mentioned = path_files.contains(&chunk.path);
+        for (path, id) in self.catalog.chunk_ids_of_paths(&wanted).await? {
+            let is_pinned = pinned_files.contains(&path);
+            let is_primer = primer_files.contains(&path);
+            let mentioned = path_files.contains(&path);
             if mentioned || is_pinned || is_primer {
-                let s = g.get(chunk.id);
+                let s = g.get(id);
                 if mentioned {
                     s.path_hits += 1;
                 }

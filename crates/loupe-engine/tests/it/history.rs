@@ -3,6 +3,7 @@
 use crate::support::*;
 use loupe_engine::RetrieveQuery;
 use loupe_engine::history::HistorySource;
+use loupe_engine::lexical::query_terms;
 use std::path::Path;
 use std::process::Command;
 
@@ -96,4 +97,49 @@ async fn files_changed_by_similar_commits_become_candidates_with_a_rank() {
         .await
         .expect("retrieve");
     assert!(found.iter().all(|c| c.signals.history_rank.is_none()));
+}
+
+#[test]
+fn reads_a_repository_from_a_subdirectory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    std::fs::create_dir_all(root.join("app/src")).expect("mkdir");
+    std::fs::write(root.join("app/src/parser.rs"), "fn parse() {}\n").expect("write");
+    std::fs::write(root.join("README.md"), "hi\n").expect("write");
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &["commit", "-q", "-m", "parser: handle trailing commas"],
+    );
+    std::fs::write(root.join("README.md"), "hello\n").expect("write");
+    git(root, &["commit", "-q", "-am", "docs: greet"]);
+
+    let h = loupe_engine::history::of_root(&root.join("app"))
+        .expect("read")
+        .expect("a history");
+    assert_eq!(h.commits(), 1, "the README commit is outside app/");
+    assert_eq!(h.head().len(), 40);
+    let files = h
+        .files(&query_terms("trailing comma in the parser", &[]), 5)
+        .expect("search");
+    assert_eq!(files.first().map(|f| f.0.as_str()), Some("src/parser.rs"));
+
+    let bare = HistorySource::GitDir {
+        git_dir: root.join(".git"),
+        rev: "HEAD~1".into(),
+    };
+    let h = loupe_engine::history::History::read(&bare)
+        .expect("read")
+        .expect("a history");
+    assert_eq!(h.commits(), 1);
+    let unknown = HistorySource::GitDir {
+        git_dir: root.join(".git"),
+        rev: "no-such-rev".into(),
+    };
+    assert!(
+        loupe_engine::history::History::read(&unknown)
+            .expect("read")
+            .is_none()
+    );
 }
