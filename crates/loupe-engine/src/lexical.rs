@@ -18,6 +18,7 @@
 
 use crate::lexical_dir::UnsyncedDirectory;
 use crate::{Error, Result};
+use loupe_assemble::memo::Memo;
 use loupe_assemble::{Chunk, ChunkId, SpanKind};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -29,7 +30,7 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
-    Language, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream,
+    Language, RemoveLongFilter, StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream,
     Tokenizer,
 };
 use tantivy::{
@@ -167,7 +168,11 @@ fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut start = None;
     let mut out = Vec::new();
     for (i, c) in text.char_indices() {
-        let word_char = c.is_alphanumeric() || c == '_';
+        let word_char = if c.is_ascii() {
+            c.is_ascii_alphanumeric() || c == '_'
+        } else {
+            c.is_alphanumeric()
+        };
         match (word_char, start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
@@ -218,16 +223,99 @@ pub fn split_identifier(word: &str) -> Vec<(usize, usize)> {
     parts
 }
 
-/// The analyzer used for every text field and for queries.
+/// The analyzer used for every text field and for queries: [`CodeTokenizer`],
+/// then long tokens dropped, English stop words dropped, English stemming
+/// (tantivy's, memoised per thread: [`MemoStemmer`]).
 pub fn analyzer() -> TextAnalyzer {
     let builder =
         TextAnalyzer::builder(CodeTokenizer).filter(RemoveLongFilter::limit(MAX_TOKEN_LEN));
     match StopWordFilter::new(Language::English) {
-        Some(stop) => builder
-            .filter(stop)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
+        Some(stop) => builder.filter(stop).filter(MemoStemmer).build(),
+        None => builder.filter(MemoStemmer).build(),
+    }
+}
+
+/// Stems per generation of one thread's memo: a few MB.
+const MEMO_STEMS: usize = 100_000;
+
+/// English stems by token, and the stemmer that makes them.
+type Stems = (Memo<Box<str>, Box<str>>, rust_stemmers::Stemmer);
+
+thread_local! {
+    /// This thread's [`Stems`].
+    static STEMS: std::cell::RefCell<Stems> =
+        std::cell::RefCell::new((
+            Memo::new(MEMO_STEMS),
+            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English),
+        ));
+}
+
+/// tantivy's English [`Stemmer`] filter with each token's stem remembered.
+///
+/// Snowball stemming was the largest single cost of indexing text, and code
+/// repeats its identifiers. The stem of a token depends on its text alone,
+/// so a memo gives the stemmer's output exactly (a test compares the two
+/// chains on this crate's sources).
+#[derive(Clone, Copy, Debug)]
+pub struct MemoStemmer;
+
+impl TokenFilter for MemoStemmer {
+    type Tokenizer<T: Tokenizer> = MemoStemmerFilter<T>;
+    fn transform<T: Tokenizer>(self, tokenizer: T) -> MemoStemmerFilter<T> {
+        MemoStemmerFilter { inner: tokenizer }
+    }
+}
+
+/// [`MemoStemmer`] over a tokenizer.
+#[derive(Clone)]
+pub struct MemoStemmerFilter<T> {
+    inner: T,
+}
+
+impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
+    type TokenStream<'a> = MemoStemmerStream<T::TokenStream<'a>>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        MemoStemmerStream {
+            tail: self.inner.token_stream(text),
+        }
+    }
+}
+
+/// The token stream of [`MemoStemmerFilter`].
+pub struct MemoStemmerStream<T> {
+    tail: T,
+}
+
+impl<T: TokenStream> TokenStream for MemoStemmerStream<T> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let token = self.tail.token_mut();
+        let memoised = STEMS.try_with(|cell| {
+            let (memo, stemmer) = &mut *cell.borrow_mut();
+            let stem = memo.get_or_insert_with(
+                token.text.as_str(),
+                |t| t.into(),
+                || stemmer.stem(&token.text).into(),
+            );
+            if **stem != *token.text {
+                token.text.clear();
+                token.text.push_str(stem);
+            }
+        });
+        if memoised.is_err() {
+            // This thread's locals are being torn down: stem without a memo.
+            let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+            token.text = stemmer.stem(&token.text).into_owned();
+        }
+        true
+    }
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
     }
 }
 
@@ -758,6 +846,58 @@ mod tests {
     fn check(text: &str, expect: &str) {
         let got = analyze(text).join(" ");
         assert_eq!(got, expect);
+    }
+
+    /// Every token of `analyzer`, with offsets and positions.
+    fn all_tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, usize, usize, usize)> {
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            let t = stream.token();
+            out.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
+        }
+        out
+    }
+
+    #[test]
+    fn memoised_stems_are_the_stemmers() {
+        let long = "x".repeat(MAX_TOKEN_LEN + 3);
+        let samples = [
+            "fn parse_args(argv: &[String]) -> Result<Config, ParseError> { the running }",
+            "HTTPServer handles the requests; it is running and was stopped",
+            "Größe_der_Datei naïve café 東京タワー Straße x1 Y2K v2Beta",
+            "snake_case camelCase kebab-case path/to/file.rs 3dPoint IOError",
+            long.as_str(),
+            "",
+            "   \n\t ;;; ",
+        ];
+        let mut memo = analyzer();
+        // The same chain with tantivy's own stemmer.
+        let mut chain = TextAnalyzer::builder(CodeTokenizer)
+            .filter(RemoveLongFilter::limit(MAX_TOKEN_LEN))
+            .filter(StopWordFilter::new(Language::English).unwrap())
+            .filter(tantivy::tokenizer::Stemmer::new(Language::English))
+            .build();
+        // Twice: the second pass reads every word from the memo.
+        for _ in 0..2 {
+            for text in samples {
+                assert_eq!(
+                    all_tokens(&mut memo, text),
+                    all_tokens(&mut chain, text),
+                    "{text}"
+                );
+            }
+        }
+        // And on real code: this crate's sources.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                assert_eq!(all_tokens(&mut memo, &text), all_tokens(&mut chain, &text));
+                files += 1;
+            }
+        }
+        assert!(files > 10);
     }
 
     fn chunk(id: ChunkId, path: &str, text: &str) -> Chunk {

@@ -32,6 +32,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
+use crate::memo::Memo;
 use regex_automata::Input;
 use regex_automata::meta::{Cache, Regex};
 use rustc_hash::FxHashMap;
@@ -71,9 +72,20 @@ pub(super) enum Split {
     Cl100k,
 }
 
+/// Merged pieces per generation of one thread's memo, per encoding.
+const MEMO_PIECES: usize = 50_000;
+
+/// One thread's state for one encoding: the split's lazy DFA cache, and
+/// the token counts of pieces it had to merge. Code repeats its
+/// identifiers, and a merge costs an allocation and a quadratic loop.
+struct ThreadState {
+    cache: Cache,
+    merged: Memo<Box<[u8]>, usize>,
+}
+
 thread_local! {
-    /// This thread's lazy DFA caches, one per [`Split`].
-    static CACHES: RefCell<[Option<Cache>; 2]> = const { RefCell::new([None, None]) };
+    /// This thread's state, one per [`Split`].
+    static STATES: RefCell<[Option<ThreadState>; 2]> = const { RefCell::new([None, None]) };
 }
 
 /// A split pattern and the ranks of one encoding.
@@ -119,20 +131,30 @@ impl Counter {
 
     /// The number of tokens `bpe` would encode `text` into.
     pub(super) fn count(&self, bpe: &CoreBPE, text: &str) -> usize {
-        CACHES
-            .try_with(|caches| {
-                let mut caches = caches.borrow_mut();
-                let cache = caches[self.slot].get_or_insert_with(|| self.split.create_cache());
-                self.count_with(cache, bpe, text)
+        STATES
+            .try_with(|states| {
+                let mut states = states.borrow_mut();
+                let state = states[self.slot].get_or_insert_with(|| self.fresh_state());
+                self.count_with(state, bpe, text)
             })
-            // This thread's locals are being torn down: a cache of its own.
-            .unwrap_or_else(|_| self.count_with(&mut self.split.create_cache(), bpe, text))
+            // This thread's locals are being torn down: a state of its own.
+            .unwrap_or_else(|_| self.count_with(&mut self.fresh_state(), bpe, text))
     }
 
-    fn count_with(&self, cache: &mut Cache, bpe: &CoreBPE, text: &str) -> usize {
+    fn fresh_state(&self) -> ThreadState {
+        ThreadState {
+            cache: self.split.create_cache(),
+            merged: Memo::new(MEMO_PIECES),
+        }
+    }
+
+    fn count_with(&self, state: &mut ThreadState, bpe: &CoreBPE, text: &str) -> usize {
         let mut tokens = 0;
         let mut at = 0;
-        while let Some(m) = self.split.search_with(cache, &Input::new(text).range(at..)) {
+        while let Some(m) = self
+            .split
+            .search_with(&mut state.cache, &Input::new(text).range(at..))
+        {
             let mut end = m.end();
             let piece = &text[m.start()..end];
             if gives_back_last_space(piece)
@@ -143,7 +165,7 @@ impl Counter {
             {
                 end -= piece.chars().next_back().map_or(0, char::len_utf8);
             }
-            tokens += self.piece_tokens(bpe, &text[m.start()..end]);
+            tokens += self.piece_tokens(&mut state.merged, bpe, &text[m.start()..end]);
             if end <= at {
                 break; // cannot happen: every alternative takes a character
             }
@@ -152,14 +174,23 @@ impl Counter {
         tokens
     }
 
-    fn piece_tokens(&self, bpe: &CoreBPE, piece: &str) -> usize {
+    fn piece_tokens(
+        &self,
+        merged: &mut Memo<Box<[u8]>, usize>,
+        bpe: &CoreBPE,
+        piece: &str,
+    ) -> usize {
         let bytes = piece.as_bytes();
         if bytes.is_empty() {
             0
         } else if bytes.len() == 1 || self.ranks.contains_key(bytes) {
             1
         } else if bytes.len() < LONG_PIECE {
-            tiktoken_rs::byte_pair_split(bytes, &self.ranks).len()
+            *merged.get_or_insert_with(
+                bytes,
+                |b| b.into(),
+                || tiktoken_rs::byte_pair_split(bytes, &self.ranks).len(),
+            )
         } else {
             bpe.encode_ordinary(piece).len()
         }
