@@ -378,6 +378,9 @@ pub async fn watch_project(
                 files_deleted: u32::try_from(r.files_deleted).unwrap_or(u32::MAX),
             },
             WatchEvent::Failed(message) => WatchEventDto::Failed { message },
+            WatchEvent::History(commits) => WatchEventDto::History {
+                commits: u32::try_from(commits).unwrap_or(u32::MAX),
+            },
         };
         // A closed window cannot be told; the index stays fresh anyway.
         let _ = on_event.send(event);

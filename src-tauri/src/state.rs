@@ -2,9 +2,9 @@
 //! watchers, pins and bans, and the candidates of the last question per project.
 //!
 //! *Architecture invariant:* a knob change never re-retrieves. Retrieval
-//! runs once per (question, primers, index generation) and its candidates are
-//! kept here; `assemble` is then a pure function of them and the knobs, which
-//! is what makes a slider move cheap.
+//! runs once per (question, primers, index generation, commit history) and
+//! its candidates are kept here; `assemble` is then a pure function of them
+//! and the knobs, which is what makes a slider move cheap.
 //!
 //! This module knows no IPC: it hands out engine types and engine errors.
 
@@ -21,6 +21,7 @@ struct Retrieved {
     question: String,
     primers: Vec<String>,
     generation: u64,
+    history: Option<String>,
     candidates: Arc<Vec<Candidate>>,
     sizes: Arc<Mutex<SizeCache>>,
 }
@@ -157,7 +158,7 @@ impl OpenProject {
     }
 
     /// The candidates for `question`, retrieved once per question, primer
-    /// list and index generation.
+    /// list, index generation and commit history (`HEAD` moves it).
     pub async fn candidates(
         &self,
         question: &str,
@@ -167,11 +168,13 @@ impl OpenProject {
             return Err(loupe_engine::Error::Request("the question is empty".into()));
         }
         let generation = self.project.catalog().generation().await?;
+        let history = self.project.history_head();
         let mut last = self.retrieved.lock().await;
         if let Some(r) = last.as_ref()
             && r.question == question
             && r.primers == primers
             && r.generation == generation
+            && r.history == history
         {
             return Ok(Retrieval {
                 candidates: Arc::clone(&r.candidates),
@@ -186,6 +189,7 @@ impl OpenProject {
             question: question.to_owned(),
             primers: primers.to_vec(),
             generation,
+            history,
             candidates: Arc::clone(&candidates),
             sizes: Arc::clone(&sizes),
         });

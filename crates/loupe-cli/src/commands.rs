@@ -285,6 +285,9 @@ async fn watch(cli: &Cli, path: &Path) -> Result<()> {
         }
         loupe_engine::watch::WatchEvent::Indexed(r) => print_report(&r),
         loupe_engine::watch::WatchEvent::Failed(e) => eprintln!("error: {e}"),
+        loupe_engine::watch::WatchEvent::History(commits) => {
+            println!("HEAD moved: commit history read again ({commits} commits)");
+        }
     })?;
     while !cancel.is_cancelled() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;

@@ -297,12 +297,13 @@ impl Project {
 
     /// Re-reads the commit history when its source now points at another
     /// commit (one `git rev-parse`), so a question sees the history as of
-    /// the last open or full index run, the same every time it is asked.
-    async fn refresh_history(&self) {
+    /// the last open, full index run or watched move of `HEAD`, the same
+    /// every time it is asked. True when it was read again.
+    pub(crate) async fn refresh_history(&self) -> bool {
         let (source, known) = {
             let s = lock(&self.history);
             let Some(source) = s.source.clone() else {
-                return;
+                return false;
             };
             (source, s.history.as_ref().map(|h| h.head().to_owned()))
         };
@@ -314,16 +315,22 @@ impl Project {
         })
         .await;
         let Ok(Some((read, source))) = read else {
-            return;
+            return false;
         };
         let mut s = lock_mut(&self.history);
         if s.source.as_ref() != Some(&source) {
-            return; // replaced by `use_history` meanwhile
+            return false; // replaced by `use_history` meanwhile
         }
         match read {
-            Ok(h) => s.history = h.map(Arc::new),
+            Ok(h) => {
+                s.history = h.map(Arc::new);
+                true
+            }
             // History is extra evidence: without it retrieval goes on.
-            Err(e) => tracing::warn!("commit history not read: {e}"),
+            Err(e) => {
+                tracing::warn!("commit history not read: {e}");
+                false
+            }
         }
     }
 
@@ -346,6 +353,16 @@ impl Project {
             .history
             .as_ref()
             .map_or(0, |h| h.commits())
+    }
+
+    /// The commit the history retrieval uses was read at (`None` without
+    /// history): with the index generation, what a cache of retrieved
+    /// candidates must key on.
+    pub fn history_head(&self) -> Option<String> {
+        lock(&self.history)
+            .history
+            .as_ref()
+            .map(|h| h.head().to_owned())
     }
 
     /// The project folder (canonical).

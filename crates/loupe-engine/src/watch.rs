@@ -6,6 +6,10 @@
 //! index are re-read without walking the folder; anything new falls back to
 //! a full incremental walk. Runs never overlap: while one
 //! is in progress, further batches are coalesced into the next run.
+//!
+//! Inside `.git/`, only a moved branch or `HEAD` counts: a commit, checkout
+//! or pull made while the project is open re-reads the commit history
+//! (when the project's root is the repository's, so `.git/` is watched).
 
 use crate::progress::{CancelToken, no_progress};
 use crate::project::{IndexReport, Project};
@@ -29,6 +33,15 @@ pub enum WatchEvent {
     Indexed(Box<IndexReport>),
     /// A run failed (the watcher keeps going).
     Failed(String),
+    /// `HEAD` moved and the commit history was read again: this many commits.
+    History(usize),
+}
+
+/// One debounced batch: changed project files, and whether `HEAD` may have moved.
+#[derive(Default)]
+struct Batch {
+    paths: Vec<PathBuf>,
+    head: bool,
 }
 
 /// Keeps the watcher alive; dropping it stops watching.
@@ -47,6 +60,21 @@ impl WatchHandle {
     }
 }
 
+/// `.git/HEAD`, `.git/packed-refs` or a branch under `.git/refs/heads/`:
+/// what a commit, checkout, reset or pull rewrites (lock files excluded).
+fn moves_head(path: &Path, root: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    let Ok(git) = rel.strip_prefix(".git") else {
+        return false;
+    };
+    if path.extension().is_some_and(|e| e == "lock") {
+        return false;
+    }
+    git == Path::new("HEAD") || git == Path::new("packed-refs") || git.starts_with("refs/heads")
+}
+
 fn relevant(path: &Path, root: &Path, data_dir: &Path) -> bool {
     if path.starts_with(data_dir) {
         return false;
@@ -61,25 +89,30 @@ pub fn watch(
     project: Arc<Project>,
     on_event: impl Fn(WatchEvent) + Send + Sync + 'static,
 ) -> Result<WatchHandle> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<PathBuf>>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Batch>();
     let root = project.root().to_path_buf();
     let data_dir = project.data_dir().to_path_buf();
     let mut debouncer = {
         let root = root.clone();
         new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
             let Ok(events) = result else { return };
-            let paths: Vec<PathBuf> = events
+            let mut batch = Batch::default();
+            // inotify reports every open and close-without-write: a reader
+            // (an editor, grep, the app showing a file) changes nothing. A
+            // write still arrives as Modify or Create.
+            let written = events
                 .iter()
-                // inotify reports every open and close-without-write: a
-                // reader (an editor, grep, the app showing a file) changes
-                // nothing. A write still arrives as Modify or Create.
                 .filter(|e| !matches!(e.kind, EventKind::Access(_)))
-                .flat_map(|e| e.paths.iter())
-                .filter(|p| relevant(p, &root, &data_dir))
-                .cloned()
-                .collect();
-            if !paths.is_empty() {
-                let _ = tx.send(paths);
+                .flat_map(|e| e.paths.iter());
+            for path in written {
+                if relevant(path, &root, &data_dir) {
+                    batch.paths.push(path.clone());
+                } else if moves_head(path, &root) {
+                    batch.head = true;
+                }
+            }
+            if !batch.paths.is_empty() || batch.head {
+                let _ = tx.send(batch);
             }
         })
         .map_err(|e| Error::Watch(e.to_string()))?
@@ -91,21 +124,29 @@ pub fn watch(
     let task = {
         let cancel = cancel.clone();
         tokio::spawn(async move {
-            while let Some(mut paths) = rx.recv().await {
+            while let Some(mut batch) = rx.recv().await {
                 // Coalesce everything that arrived while we were busy.
                 while let Ok(more) = rx.try_recv() {
-                    paths.extend(more);
+                    batch.paths.extend(more.paths);
+                    batch.head |= more.head;
                 }
                 if cancel.is_cancelled() {
                     break;
                 }
+                let mut paths = batch.paths;
                 paths.sort();
                 paths.dedup();
-                on_event(WatchEvent::Changed(paths.clone()));
-                match project.update_paths(&paths, &no_progress, &cancel).await {
-                    Ok(report) => on_event(WatchEvent::Indexed(Box::new(report))),
-                    Err(Error::Cancelled) => break,
-                    Err(e) => on_event(WatchEvent::Failed(e.to_string())),
+                if !paths.is_empty() {
+                    on_event(WatchEvent::Changed(paths.clone()));
+                    match project.update_paths(&paths, &no_progress, &cancel).await {
+                        Ok(report) => on_event(WatchEvent::Indexed(Box::new(report))),
+                        Err(Error::Cancelled) => break,
+                        Err(e) => on_event(WatchEvent::Failed(e.to_string())),
+                    }
+                }
+                // After the files: the history's paths then name indexed files.
+                if batch.head && project.refresh_history().await {
+                    on_event(WatchEvent::History(project.history_commits()));
                 }
             }
         })

@@ -241,4 +241,10 @@ pub enum WatchEventDto {
         /// What went wrong.
         message: String,
     },
+    /// `HEAD` moved (a commit, checkout or pull) and the commit history was
+    /// read again.
+    History {
+        /// Commits in the history now.
+        commits: u32,
+    },
 }

@@ -435,6 +435,18 @@ test('the watcher indicator shows a change and the table re-assembles', async ()
   await p.close();
 });
 
+test('a moved HEAD shows "commit history" and re-assembles', async () => {
+  const p = await page();
+  await ask(p);
+  await p.locator('[data-testid="watch-status"][data-state="watching"]').waitFor();
+  const before = Number(await p.getByTestId('assemble-count').innerText());
+  await p.evaluate(() => window.__loupeMock.emitWatch({ kind: 'history', commits: 42 }));
+  await p.locator('[data-testid="watch-status"][data-state="updated"]').waitFor();
+  assert.match(await p.getByTestId('watch-status').innerText(), /commit history/);
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid="assemble-count"]')?.textContent) > n, before);
+  await p.close();
+});
+
 test('@ autocompletes files and symbols from the keyboard', async () => {
   const p = await page();
   const box = p.getByTestId('question-input');

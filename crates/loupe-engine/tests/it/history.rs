@@ -143,3 +143,51 @@ fn reads_a_repository_from_a_subdirectory() {
             .is_none()
     );
 }
+
+/// A commit made while the project is watched is read as history without
+/// reopening it: the watcher sees `HEAD`'s branch move, and the new commit
+/// ranks the file it changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_reads_history_again_when_head_moves() {
+    let env = Env::new();
+    let root = env.root();
+    git(root, &["init", "-q"]);
+    env.write("src/printer.rs", "pub fn print_line(s: &str) {}\n");
+    env.write("src/types.rs", "pub const TYPES: &[&str] = &[\"rust\"];\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "initial import"]);
+
+    let p = std::sync::Arc::new(env.open(None).await);
+    index(&p).await;
+    p.use_history(HistorySource::Repo(root.to_path_buf()))
+        .await
+        .expect("history");
+    assert_eq!(p.history_commits(), 1);
+    let head = p.history_head().expect("a head");
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = loupe_engine::watch::watch(std::sync::Arc::clone(&p), move |e| {
+        if let loupe_engine::watch::WatchEvent::History(commits) = e {
+            let _ = tx.send(commits);
+        }
+    })
+    .expect("watch");
+    env.write(
+        "src/types.rs",
+        "pub const TYPES: &[&str] = &[\"rust\", \"zig\"];\n",
+    );
+    git(root, &["commit", "-q", "-am", "zebra striping for types"]);
+    let commits = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+        .await
+        .expect("a history event in time")
+        .expect("an event");
+    assert_eq!(commits, 2);
+    assert_ne!(p.history_head(), Some(head));
+    let found = p
+        .retrieve(&RetrieveQuery::from_question("zebra striping"))
+        .await
+        .expect("retrieve");
+    let types = found.iter().find(|c| c.chunk.path == "src/types.rs");
+    assert_eq!(types.and_then(|c| c.signals.history_rank), Some(1));
+    handle.stop().await;
+}

@@ -596,4 +596,8 @@ files_deleted: number, } | { "kind": "failed",
 /**
  * What went wrong.
  */
-message: string, };
+message: string, } | { "kind": "history", 
+/**
+ * Commits in the history now.
+ */
+commits: number, };
