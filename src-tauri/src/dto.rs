@@ -140,6 +140,10 @@ pub struct StatusDto {
     pub diagnostics: u32,
     /// What opening had to repair.
     pub recovered: Vec<String>,
+    /// Commits whose messages retrieval uses as evidence.
+    pub history_commits: u32,
+    /// Why there is no commit history, when there is none.
+    pub history_note: Option<String>,
 }
 
 impl From<&Status> for StatusDto {
@@ -152,6 +156,8 @@ impl From<&Status> for StatusDto {
             vectors_ready: s.vectors_ready,
             diagnostics: count(s.diagnostics),
             recovered: s.recovered.clone(),
+            history_commits: count(s.history_commits),
+            history_note: s.history_note.clone(),
         }
     }
 }

@@ -203,6 +203,14 @@ async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result
         ),
         None => println!("vectors:  off"),
     }
+    match &status.history_note {
+        None => println!(
+            "history:  {} commit{}",
+            status.history_commits,
+            if status.history_commits == 1 { "" } else { "s" }
+        ),
+        Some(why) => println!("history:  none ({why})"),
+    }
     println!("diagnostics: {}", status.diagnostics);
     for d in diags {
         println!("  {:<13} {}  {}", d.kind.as_str(), d.path, d.message);

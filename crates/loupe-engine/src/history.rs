@@ -95,6 +95,42 @@ fn git(source: &HistorySource, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Why `source` gives no history, in words for the user: asked of git
+/// only after a read found none.
+pub fn why_none(source: &HistorySource) -> String {
+    let mut cmd = Command::new("git");
+    match source {
+        HistorySource::Repo(root) => cmd.arg("-C").arg(root),
+        HistorySource::GitDir { git_dir, .. } => cmd.arg("--git-dir").arg(git_dir),
+    };
+    let out = cmd
+        .args(["rev-parse", "--verify", "HEAD^{commit}"])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .output();
+    let Ok(out) = out else {
+        return "git is not installed".into();
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    if out.status.success() {
+        "git log gave no commits".into()
+    } else if err.contains("dubious ownership") {
+        "git refuses the repository: another user owns it \
+         (`git config --global --add safe.directory <path>` allows it)"
+            .into()
+    } else if err.contains("not a git repository") {
+        "not in a git repository".into()
+    } else if err.contains("Needed a single revision") || err.contains("unknown revision") {
+        "the repository has no commits yet".into()
+    } else if first.is_empty() {
+        format!("git failed ({})", out.status)
+    } else {
+        format!("git: {}", first.trim_start_matches("fatal: "))
+    }
+}
+
 /// The commit `source` points at (full hash), if it has one.
 pub fn head(source: &HistorySource) -> Option<String> {
     let rev = match source {

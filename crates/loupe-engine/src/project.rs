@@ -151,6 +151,10 @@ pub struct Status {
     pub diagnostics: u64,
     /// What `open` had to repair.
     pub recovered: Vec<String>,
+    /// Commits whose messages retrieval uses as evidence.
+    pub history_commits: u64,
+    /// Why there is no commit history, when there is none.
+    pub history_note: Option<String>,
 }
 
 /// An open project.
@@ -180,6 +184,25 @@ pub struct Project {
 pub(crate) struct HistoryState {
     source: Option<HistorySource>,
     pub(crate) history: Option<Arc<History>>,
+    /// Why there is none, when a read found none or failed.
+    note: Option<String>,
+}
+
+/// A read of `source`'s history as (history, why there is none). Runs git
+/// again when there is none, so call it outside the state's lock.
+fn history_outcome(
+    source: &HistorySource,
+    read: Result<Option<History>>,
+) -> (Option<Arc<History>>, Option<String>) {
+    match read {
+        Ok(Some(h)) => (Some(Arc::new(h)), None),
+        Ok(None) => (None, Some(crate::history::why_none(source))),
+        // History is extra evidence: without it retrieval goes on.
+        Err(e) => {
+            tracing::warn!("commit history not read: {e}");
+            (None, Some(format!("not read: {e}")))
+        }
+    }
 }
 
 impl std::fmt::Debug for Project {
@@ -268,6 +291,7 @@ impl Project {
             history: Arc::new(RwLock::new(HistoryState {
                 source: history_from.then(|| HistorySource::Repo(root.clone())),
                 history: None,
+                note: None,
             })),
             root,
         };
@@ -311,38 +335,32 @@ impl Project {
             if known.is_some() && crate::history::head(&source) == known {
                 return None;
             }
-            Some((History::read(&source), source))
+            let read = History::read(&source);
+            let failed = read.is_err();
+            Some((history_outcome(&source, read), failed, source))
         })
         .await;
-        let Ok(Some((read, source))) = read else {
+        let Ok(Some(((history, note), failed, source))) = read else {
             return false;
         };
         let mut s = lock_mut(&self.history);
         if s.source.as_ref() != Some(&source) {
             return false; // replaced by `use_history` meanwhile
         }
-        match read {
-            Ok(h) => {
-                s.history = h.map(Arc::new);
-                true
-            }
-            // History is extra evidence: without it retrieval goes on.
-            Err(e) => {
-                tracing::warn!("commit history not read: {e}");
-                false
-            }
-        }
+        (s.history, s.note) = (history, note);
+        !failed
     }
 
     /// Reads the commit history from `source` now (instead of the project's
     /// own repository) and uses it from the next question on. Returns how
     /// many commits were indexed (0: none to read).
     pub async fn use_history(&self, source: HistorySource) -> Result<usize> {
-        let read = tokio::task::block_in_place(|| History::read(&source))?;
-        let commits = read.as_ref().map_or(0, History::commits);
+        let (history, note) = tokio::task::block_in_place(|| {
+            History::read(&source).map(|read| history_outcome(&source, Ok(read)))
+        })?;
+        let commits = history.as_ref().map_or(0, |h| h.commits());
         let mut s = lock_mut(&self.history);
-        s.source = Some(source);
-        s.history = read.map(Arc::new);
+        (s.history, s.note, s.source) = (history, note, Some(source));
         Ok(commits)
     }
 
@@ -852,6 +870,15 @@ impl Project {
             vector_chunks,
             diagnostics: self.catalog.diagnostics().await?.len() as u64,
             recovered: self.recovered.clone(),
+            history_commits: self.history_commits() as u64,
+            history_note: {
+                let s = lock(&self.history);
+                match (&s.source, &s.history) {
+                    (None, _) => Some("turned off".into()),
+                    (Some(_), Some(_)) => None,
+                    (Some(_), None) => s.note.clone(),
+                }
+            },
         })
     }
 

@@ -121,6 +121,7 @@ test('indexing shows progress, then the status', async () => {
   await p.getByTestId('progress').waitFor();
   await p.getByTestId('status').waitFor();
   assert.match(await p.getByTestId('status-files').innerText(), /12 files/);
+  assert.match(await p.getByTestId('status-history').innerText(), /128 commits of history/);
   await p.getByTestId('diagnostics-button').click();
   assert.match(await p.getByTestId('diagnostics-list').innerText(), /binary/);
   await p.close();

@@ -81,3 +81,34 @@ fn commits_like_the_question_raise_the_files_they_changed() {
     let b: serde_json::Value = serde_json::from_str(&run_ok(&mut without)).unwrap();
     assert!(history_of(&b, "src/types.rs").is_none_or(|h| h == 0.0));
 }
+
+/// `loupe status` says how much history retrieval uses, or why there is none.
+#[test]
+fn status_reports_the_history_or_why_there_is_none() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub fn one() {}\n").unwrap();
+    let status = |extra: &[&str]| {
+        let mut cmd = loupe(data.path());
+        cmd.env_remove("LOUPE_NO_HISTORY")
+            .args(["--embedder", "none"])
+            .args(extra)
+            .arg("status")
+            .arg(root);
+        run_ok(&mut cmd)
+    };
+    // A temp dir is in no repository.
+    assert!(
+        status(&[]).contains("history:  none (not in a git repository)"),
+        "{}",
+        status(&[])
+    );
+    git(root, &["init", "-q"]);
+    assert!(status(&[]).contains("history:  none (the repository has no commits yet)"));
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "first"]);
+    assert!(status(&[]).contains("history:  1 commit\n"));
+    assert!(status(&["--no-history"]).contains("history:  none (turned off)"));
+}

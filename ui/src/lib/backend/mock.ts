@@ -339,7 +339,7 @@ export const mockBackend: Backend = {
     store('recent', recent.slice(0, 12));
     const n = candidatesFor(path).length;
     return {
-      status: { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [] },
+      status: { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [], history_commits: 128, history_note: null },
       files_changed: n,
       files_unchanged: 0,
       embedding_incomplete: false,
@@ -352,7 +352,7 @@ export const mockBackend: Backend = {
     if (!stored<RecentDto[]>('recent', []).some((r) => r.root === path)) return null;
     openRoot = path;
     const n = candidatesFor(path).length;
-    return { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [] };
+    return { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [], history_commits: 128, history_note: null };
   },
   async cancelIndex(root) {
     log('cancel_index', { root });
@@ -362,7 +362,7 @@ export const mockBackend: Backend = {
   async projectStatus(root) {
     log('project_status', { root });
     const n = candidatesFor(root).length;
-    return { root, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [] };
+    return { root, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [], history_commits: 128, history_note: null };
   },
   async diagnostics(root) {
     log('diagnostics', { root });

@@ -58,7 +58,15 @@ diagnostics: number,
 /**
  * What opening had to repair.
  */
-recovered: Array<string>, };
+recovered: Array<string>, 
+/**
+ * Commits whose messages retrieval uses as evidence.
+ */
+history_commits: number, 
+/**
+ * Why there is no commit history, when there is none.
+ */
+history_note: string | null, };
 
 export type OpenedDto = { 
 /**
