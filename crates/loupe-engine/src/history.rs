@@ -73,23 +73,30 @@ impl std::fmt::Debug for History {
     }
 }
 
-/// Runs git with `args` in the context of `source`; `None` when git is
-/// missing or says no (not a repository, unknown revision, no commits).
-fn git(source: &HistorySource, args: &[&str]) -> Option<String> {
+/// A git command with `args` in the context of `source`: paths as bytes,
+/// not C-quoted; no lock files, no pager, no prompts.
+fn git_command(source: &HistorySource, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
     match source {
         HistorySource::Repo(root) => cmd.arg("-C").arg(root),
         HistorySource::GitDir { git_dir, .. } => cmd.arg("--git-dir").arg(git_dir),
     };
-    // Paths as bytes, not C-quoted; no lock files, no pager, no prompts.
     cmd.args(["-c", "core.quotepath=false"])
         .args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let out = cmd.output().ok()?;
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Runs git with `args` in the context of `source`; `None` when git is
+/// missing or says no (not a repository, unknown revision, no commits).
+fn git(source: &HistorySource, args: &[&str]) -> Option<String> {
+    let out = git_command(source, args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
@@ -98,17 +105,8 @@ fn git(source: &HistorySource, args: &[&str]) -> Option<String> {
 /// Why `source` gives no history, in words for the user: asked of git
 /// only after a read found none.
 pub fn why_none(source: &HistorySource) -> String {
-    let mut cmd = Command::new("git");
-    match source {
-        HistorySource::Repo(root) => cmd.arg("-C").arg(root),
-        HistorySource::GitDir { git_dir, .. } => cmd.arg("--git-dir").arg(git_dir),
-    };
-    let out = cmd
-        .args(["rev-parse", "--verify", "HEAD^{commit}"])
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .output();
+    let commit = format!("{}^{{commit}}", revision(source));
+    let out = git_command(source, &["rev-parse", "--verify", &commit]).output();
     let Ok(out) = out else {
         return "git is not installed".into();
     };
@@ -131,21 +129,18 @@ pub fn why_none(source: &HistorySource) -> String {
     }
 }
 
-/// The commit `source` points at (full hash), if it has one.
-pub fn head(source: &HistorySource) -> Option<String> {
-    let rev = match source {
+/// The revision `source` names: `HEAD`, or a mirror's commit.
+fn revision(source: &HistorySource) -> &str {
+    match source {
         HistorySource::Repo(_) => "HEAD",
         HistorySource::GitDir { rev, .. } => rev.as_str(),
-    };
-    let out = git(
-        source,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{rev}^{{commit}}"),
-        ],
-    )?;
+    }
+}
+
+/// The commit `source` points at (full hash), if it has one.
+pub fn head(source: &HistorySource) -> Option<String> {
+    let commit = format!("{}^{{commit}}", revision(source));
+    let out = git(source, &["rev-parse", "--verify", "--quiet", &commit])?;
     let head = out.trim();
     (!head.is_empty()).then(|| head.to_owned())
 }
