@@ -212,18 +212,30 @@ fn chunk_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Chunk, i64)> {
     let kind: String = row.try_get(3)?;
     let role: String = row.try_get(10)?;
     let outline: Vec<u8> = row.try_get(12)?;
+    let language: String = row.try_get(2)?;
+    let kind = parse_enum::<ChunkKind>("chunk kind", &kind)?;
+    let symbol: Option<String> = row.try_get(4)?;
+    let parent: Option<String> = row.try_get(5)?;
+    // The file's role, refined per chunk (Rust's inline test modules).
+    let role = crate::role::role_for_chunk(
+        parse_enum::<Role>("role", &role)?,
+        &language,
+        kind,
+        symbol.as_deref(),
+        parent.as_deref(),
+    );
     let chunk = Chunk {
         id: row.try_get(0)?,
         path: row.try_get(1)?,
-        language: row.try_get(2)?,
-        kind: parse_enum::<ChunkKind>("chunk kind", &kind)?,
-        symbol: row.try_get(4)?,
-        parent: row.try_get(5)?,
+        language,
+        kind,
+        symbol,
+        parent,
         start_byte: row.try_get(6)?,
         end_byte: row.try_get(7)?,
         start_line: row.try_get(8)?,
         end_line: row.try_get(9)?,
-        role: parse_enum::<Role>("role", &role)?,
+        role,
         text: row.try_get(11)?,
         outline: decode_outline(&outline)?,
         hash: row.try_get(13)?,

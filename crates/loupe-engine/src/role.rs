@@ -1,11 +1,12 @@
-//! The role of a file (code, docs, tests, config, other), from its path alone.
+//! The role of a file (code, docs, tests, config, other), from its path alone,
+//! and of a chunk: its file's, except Rust's inline test modules.
 //!
 //! Does not read the file. Rules are checked in order: tests first (a Markdown
 //! file under `tests/` is a test fixture, not documentation), then config,
 //! then docs, then code; anything left is `Other`.
 
 use crate::lang;
-use loupe_assemble::Role;
+use loupe_assemble::{ChunkKind, Role};
 
 /// Directory names whose contents are tests, fixtures or benchmarks.
 const TEST_DIRS: &[&str] = &[
@@ -160,9 +161,56 @@ fn is_test_file(file: &str, ext: &str) -> bool {
             || stem.ends_with("tests") && matches!(ext, "java" | "cs"))
 }
 
+/// A Rust module name that says "tests" (`tests`, `test`, `parser_tests`).
+fn is_test_module(name: &str) -> bool {
+    name == "tests" || name == "test" || name.ends_with("_tests") || name.ends_with("_test")
+}
+
+/// The role of one chunk of a file whose role is `file_role`: Rust keeps its
+/// unit tests inside source files (`#[cfg(test)] mod tests`), so such a
+/// module, and any chunk split out of one, is `Tests` rather than `Code`.
+/// Ranking then treats it as the tests it is (a code question no longer
+/// gets a test module that quotes its words as the top chunk).
+pub fn role_for_chunk(
+    file_role: Role,
+    language: &str,
+    kind: ChunkKind,
+    symbol: Option<&str>,
+    parent: Option<&str>,
+) -> Role {
+    let test_module = kind == ChunkKind::Module && symbol.is_some_and(is_test_module)
+        || parent.is_some_and(is_test_module);
+    if file_role == Role::Code && language == "rust" && test_module {
+        Role::Tests
+    } else {
+        file_role
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_test_modules_are_tests() {
+        use ChunkKind::{Function, Module};
+        let rust = |kind, symbol, parent| role_for_chunk(Role::Code, "rust", kind, symbol, parent);
+        assert_eq!(rust(Module, Some("tests"), None), Role::Tests);
+        assert_eq!(rust(Module, Some("walk_tests"), None), Role::Tests);
+        assert_eq!(rust(Function, Some("parses"), Some("tests")), Role::Tests);
+        assert_eq!(rust(Module, Some("testing"), None), Role::Code);
+        assert_eq!(rust(Function, Some("tests"), None), Role::Code);
+        assert_eq!(rust(Function, Some("run"), Some("walker")), Role::Code);
+        // Other languages, and files that are not code, keep their role.
+        assert_eq!(
+            role_for_chunk(Role::Code, "python", Module, Some("tests"), None),
+            Role::Code
+        );
+        assert_eq!(
+            role_for_chunk(Role::Docs, "rust", Module, Some("tests"), None),
+            Role::Docs
+        );
+    }
 
     #[test]
     fn classifies_paths() {

@@ -654,3 +654,50 @@ async fn a_primer_added_after_a_question_is_found_by_the_next() {
     index(&p).await;
     assert!(primers(&p.retrieve(&q).await.unwrap()).is_empty());
 }
+
+/// A Rust file's inline `mod tests` is test code: its chunks carry the
+/// `Tests` role (so ranking weighs them as tests), the rest of the file
+/// stays `Code`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_inline_test_modules_have_the_tests_role() {
+    let env = Env::new();
+    // Big enough that the module is a chunk of its own, not merged with
+    // the function into one block.
+    let steps: String = (0..40)
+        .map(|i| format!("    used += items.get({i}).copied().unwrap_or(0);\n"))
+        .collect();
+    let cases: String = (0..12)
+        .map(|i| {
+            format!(
+                "    #[test]\n    fn packs_case_{i}() {{\n        \
+                 assert!(pack_greedily(&[{i}, 2, 3], 3).len() <= 3);\n    }}\n\n"
+            )
+        })
+        .collect();
+    env.write(
+        "src/lib.rs",
+        format!(
+            "/// Packs items greedily under a budget.\n\
+             pub fn pack_greedily(items: &[u32], budget: u32) -> Vec<u32> {{\n    \
+             let mut used = 0;\n{steps}    \
+             items.iter().copied().filter(|_| used <= budget).collect()\n}}\n\n\
+             #[cfg(test)]\nmod tests {{\n    use super::*;\n\n{cases}}}\n"
+        ),
+    );
+    let p = env.open(None).await;
+    index(&p).await;
+    let found = p
+        .retrieve(&RetrieveQuery::from_question(
+            "pack greedily under the budget",
+        ))
+        .await
+        .unwrap();
+    let role_of = |symbol: &str| {
+        found
+            .iter()
+            .find(|c| c.chunk.symbol.as_deref() == Some(symbol))
+            .map(|c| c.chunk.role)
+    };
+    assert_eq!(role_of("pack_greedily"), Some(loupe_assemble::Role::Code));
+    assert_eq!(role_of("tests"), Some(loupe_assemble::Role::Tests));
+}
