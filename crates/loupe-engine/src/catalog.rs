@@ -14,7 +14,8 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId, ChunkKind, OutlineSpan, Role, SpanKind};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
 };
 use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
 use std::collections::HashMap;
@@ -208,6 +209,15 @@ pub fn decode_vector(bytes: &[u8]) -> Result<Vec<f32>> {
 const CHUNK_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.symbol, c.parent, c.start_byte, \
      c.end_byte, c.start_line, c.end_line, f.role, c.text, c.outline, c.hash, c.tokens, f.mtime_ns";
 
+/// A row's first two columns.
+fn pair_from_row<A, B>(row: &SqliteRow) -> Result<(A, B)>
+where
+    A: for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
+    B: for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>,
+{
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
 fn chunk_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Chunk, i64)> {
     let kind: String = row.try_get(3)?;
     let role: String = row.try_get(10)?;
@@ -246,6 +256,25 @@ fn chunk_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Chunk, i64)> {
 }
 
 impl Catalog {
+    /// Rows of `select`, whose `{in}` becomes an `IN` list, for every key:
+    /// [`MAX_IN_LIST`] keys per statement (SQLite's limit on bound
+    /// parameters), rows in statement order.
+    async fn rows_in<K>(&self, select: &str, keys: &[K]) -> Result<Vec<SqliteRow>>
+    where
+        K: Clone + Send + for<'q> sqlx::Encode<'q, Sqlite> + sqlx::Type<Sqlite> + 'static,
+    {
+        let mut out = Vec::new();
+        for batch in keys.chunks(MAX_IN_LIST) {
+            let sql = select.replace("{in}", &placeholders(batch.len()));
+            let mut q = sqlx::query(&sql);
+            for key in batch {
+                q = q.bind(key.clone());
+            }
+            out.extend(q.fetch_all(&self.pool).await?);
+        }
+        Ok(out)
+    }
+
     /// Open (creating if needed) the catalog at `path` and run migrations.
     /// Migrations from a newer Loupe that this one does not know are ignored,
     /// so an older build can still open a newer catalog.
@@ -328,22 +357,13 @@ impl Catalog {
 
     /// Stored states of the given paths (those that are indexed).
     pub async fn file_states_of(&self, paths: &[String]) -> Result<HashMap<String, FileState>> {
-        let mut out = HashMap::new();
-        for batch in paths.chunks(MAX_IN_LIST) {
-            let sql = format!(
-                "SELECT id, path, size, mtime_ns, hash FROM files WHERE path IN ({})",
-                placeholders(batch.len())
-            );
-            let mut q = sqlx::query(&sql);
-            for p in batch {
-                q = q.bind(p);
-            }
-            for row in q.fetch_all(&self.pool).await? {
-                let (path, state) = file_state_from_row(&row)?;
-                out.insert(path, state);
-            }
-        }
-        Ok(out)
+        let rows = self
+            .rows_in(
+                "SELECT id, path, size, mtime_ns, hash FROM files WHERE path IN ({in})",
+                paths,
+            )
+            .await?;
+        rows.iter().map(file_state_from_row).collect()
     }
 
     /// Apply one indexing step in a single transaction: [`Catalog::stage`],
@@ -479,61 +499,35 @@ impl Catalog {
 
     /// Chunks by id, with their file's mtime (ns). Unknown ids are skipped.
     pub async fn chunks(&self, ids: &[ChunkId]) -> Result<Vec<(Chunk, i64)>> {
-        let mut out = Vec::with_capacity(ids.len());
-        for batch in ids.chunks(MAX_IN_LIST) {
-            let placeholders = placeholders(batch.len());
-            let sql = format!(
-                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
-                 WHERE c.id IN ({placeholders})"
-            );
-            let mut q = sqlx::query(&sql);
-            for id in batch {
-                q = q.bind(id);
-            }
-            for row in q.fetch_all(&self.pool).await? {
-                out.push(chunk_from_row(&row)?);
-            }
-        }
-        Ok(out)
+        let select = format!(
+            "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE c.id IN ({{in}})"
+        );
+        let rows = self.rows_in(&select, ids).await?;
+        rows.iter().map(chunk_from_row).collect()
     }
 
     /// (path, chunk id) of every chunk of `paths`, by path, in file order:
     /// for callers that need which chunks, not their text.
     pub async fn chunk_ids_of_paths(&self, paths: &[String]) -> Result<Vec<(String, ChunkId)>> {
-        let mut out = Vec::new();
-        for batch in paths.chunks(MAX_IN_LIST) {
-            let sql = format!(
+        let rows = self
+            .rows_in(
                 "SELECT f.path, c.id FROM chunks c JOIN files f ON f.id = c.file_id \
-                 WHERE f.path IN ({}) ORDER BY f.path, c.ordinal",
-                placeholders(batch.len())
-            );
-            let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
-            for p in batch {
-                q = q.bind(p);
-            }
-            out.extend(q.fetch_all(&self.pool).await?);
-        }
-        Ok(out)
+                 WHERE f.path IN ({in}) ORDER BY f.path, c.ordinal",
+                paths,
+            )
+            .await?;
+        rows.iter().map(pair_from_row).collect()
     }
 
     /// All chunks of the given files, in file order.
     pub async fn chunks_of_paths(&self, paths: &[String]) -> Result<Vec<(Chunk, i64)>> {
-        let mut out = Vec::new();
-        for batch in paths.chunks(MAX_IN_LIST) {
-            let placeholders = placeholders(batch.len());
-            let sql = format!(
-                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
-                 WHERE f.path IN ({placeholders}) ORDER BY f.path, c.ordinal"
-            );
-            let mut q = sqlx::query(&sql);
-            for p in batch {
-                q = q.bind(p);
-            }
-            for row in q.fetch_all(&self.pool).await? {
-                out.push(chunk_from_row(&row)?);
-            }
-        }
-        Ok(out)
+        let select = format!(
+            "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+             WHERE f.path IN ({{in}}) ORDER BY f.path, c.ordinal"
+        );
+        let rows = self.rows_in(&select, paths).await?;
+        rows.iter().map(chunk_from_row).collect()
     }
 
     /// One page of all chunks in id order, after `after_id` (for rebuilding
@@ -620,19 +614,13 @@ impl Catalog {
 
     /// Names (lower-cased) referenced from the given chunks.
     pub async fn refs_from(&self, ids: &[ChunkId]) -> Result<Vec<(ChunkId, String)>> {
-        let mut out = Vec::new();
-        for batch in ids.chunks(MAX_IN_LIST) {
-            let placeholders = placeholders(batch.len());
-            let sql = format!(
-                "SELECT DISTINCT chunk_id, name_lower FROM refs WHERE chunk_id IN ({placeholders})"
-            );
-            let mut q = sqlx::query_as(&sql);
-            for id in batch {
-                q = q.bind(id);
-            }
-            out.extend(q.fetch_all(&self.pool).await?);
-        }
-        Ok(out)
+        let rows = self
+            .rows_in(
+                "SELECT DISTINCT chunk_id, name_lower FROM refs WHERE chunk_id IN ({in})",
+                ids,
+            )
+            .await?;
+        rows.iter().map(pair_from_row).collect()
     }
 
     /// Chunks that reference any of the given (lower-cased) names, at most
@@ -660,19 +648,14 @@ impl Catalog {
 
     /// (chunk id, name as written) of every definition in the given chunks.
     pub async fn defined_names(&self, ids: &[ChunkId]) -> Result<Vec<(ChunkId, String)>> {
-        let mut out = Vec::new();
-        for batch in ids.chunks(MAX_IN_LIST) {
-            let sql = format!(
-                "SELECT chunk_id, name FROM symbols WHERE chunk_id IN ({}) ORDER BY chunk_id, line",
-                placeholders(batch.len())
-            );
-            let mut q = sqlx::query_as::<_, (ChunkId, String)>(&sql);
-            for id in batch {
-                q = q.bind(id);
-            }
-            out.extend(q.fetch_all(&self.pool).await?);
-        }
-        Ok(out)
+        let rows = self
+            .rows_in(
+                "SELECT chunk_id, name FROM symbols WHERE chunk_id IN ({in}) \
+                 ORDER BY chunk_id, line",
+                ids,
+            )
+            .await?;
+        rows.iter().map(pair_from_row).collect()
     }
 
     /// Chunks (id, hash, text for embedding) with no cached vector for `model`.
