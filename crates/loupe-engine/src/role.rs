@@ -161,16 +161,12 @@ fn is_test_file(file: &str, ext: &str) -> bool {
             || stem.ends_with("tests") && matches!(ext, "java" | "cs"))
 }
 
-/// A Rust module name that says "tests" (`tests`, `test`, `parser_tests`).
-fn is_test_module(name: &str) -> bool {
-    name == "tests" || name == "test" || name.ends_with("_tests") || name.ends_with("_test")
-}
-
-/// The role of one chunk of a file whose role is `file_role`: Rust keeps its
-/// unit tests inside source files (`#[cfg(test)] mod tests`), so such a
-/// module, and any chunk split out of one, is `Tests` rather than `Code`.
-/// Ranking then treats it as the tests it is (a code question no longer
-/// gets a test module that quotes its words as the top chunk).
+/// The role of one chunk of a file whose role is `file_role`: languages
+/// that keep unit tests inside source files (Rust's `#[cfg(test)] mod
+/// tests`, listed as data in [`lang::LanguageConfig::test_modules`]) have
+/// such a module, and any chunk split out of one, as `Tests` rather than
+/// `Code`. Ranking then treats it as the tests it is (a code question no
+/// longer gets a test module that quotes its words as the top chunk).
 pub fn role_for_chunk(
     file_role: Role,
     language: &str,
@@ -178,13 +174,12 @@ pub fn role_for_chunk(
     symbol: Option<&str>,
     parent: Option<&str>,
 ) -> Role {
-    let test_module = kind == ChunkKind::Module && symbol.is_some_and(is_test_module)
-        || parent.is_some_and(is_test_module);
-    if file_role == Role::Code && language == "rust" && test_module {
-        Role::Tests
-    } else {
-        file_role
-    }
+    let Some(config) = lang::by_name(language).filter(|_| file_role == Role::Code) else {
+        return file_role;
+    };
+    let test_module = kind == ChunkKind::Module && symbol.is_some_and(|s| config.is_test_module(s))
+        || parent.is_some_and(|p| config.is_test_module(p));
+    if test_module { Role::Tests } else { file_role }
 }
 
 #[cfg(test)]

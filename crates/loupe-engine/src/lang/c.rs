@@ -25,5 +25,6 @@ pub static C: LanguageConfig = LanguageConfig {
         "declaration_list",
     ],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

@@ -27,5 +27,6 @@ pub static CPP: LanguageConfig = LanguageConfig {
         "declaration_list",
     ],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

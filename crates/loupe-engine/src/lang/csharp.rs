@@ -18,5 +18,6 @@ pub static CSHARP: LanguageConfig = LanguageConfig {
     import_kinds: &["using_directive"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

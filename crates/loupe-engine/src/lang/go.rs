@@ -18,5 +18,6 @@ pub static GO: LanguageConfig = LanguageConfig {
     import_kinds: &["import_declaration"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

@@ -18,5 +18,6 @@ pub static JAVA: LanguageConfig = LanguageConfig {
     import_kinds: &["import_declaration", "package_declaration"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

@@ -18,5 +18,6 @@ pub static JAVASCRIPT: LanguageConfig = LanguageConfig {
     import_kinds: &["import_statement"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

@@ -78,6 +78,10 @@ pub struct LanguageConfig {
     pub transparent_kinds: &'static [&'static str],
     /// How function bodies are delimited.
     pub body_style: BodyStyle,
+    /// Names of modules that hold unit tests inside source files (Rust's
+    /// `#[cfg(test)] mod tests`); `*` matches any prefix. Their chunks get
+    /// the tests role ([`crate::role::role_for_chunk`]).
+    pub test_modules: &'static [&'static str],
     /// Compiled queries, built on first use.
     pub(crate) compiled: OnceLock<Result<CompiledQueries, String>>,
 }
@@ -146,6 +150,14 @@ impl LanguageConfig {
     /// Whether a comment documents its enclosing item (`//!`, `/*!`).
     pub fn is_inner_doc_comment(&self, text: &str) -> bool {
         self.inner_doc_prefixes.iter().any(|p| text.starts_with(p))
+    }
+
+    /// Whether a module of this name holds unit tests ([`Self::test_modules`]).
+    pub fn is_test_module(&self, name: &str) -> bool {
+        self.test_modules.iter().any(|m| match m.strip_prefix('*') {
+            Some(suffix) => name.ends_with(suffix),
+            None => name == *m,
+        })
     }
 }
 

@@ -22,5 +22,6 @@ pub static PYTHON: LanguageConfig = LanguageConfig {
     ],
     transparent_kinds: &[],
     body_style: BodyStyle::Indent,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

@@ -18,5 +18,6 @@ pub static RUBY: LanguageConfig = LanguageConfig {
     import_kinds: &[],
     transparent_kinds: &[],
     body_style: BodyStyle::End,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };

@@ -18,5 +18,6 @@ pub static RUST: LanguageConfig = LanguageConfig {
     import_kinds: &["use_declaration", "extern_crate_declaration"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &["tests", "test", "*_tests", "*_test"],
     compiled: OnceLock::new(),
 };

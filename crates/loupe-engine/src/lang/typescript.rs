@@ -20,6 +20,7 @@ pub static TYPESCRIPT: LanguageConfig = LanguageConfig {
     import_kinds: &["import_statement"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };
 
@@ -38,5 +39,6 @@ pub static TSX: LanguageConfig = LanguageConfig {
     import_kinds: &["import_statement"],
     transparent_kinds: &[],
     body_style: BodyStyle::Braces,
+    test_modules: &[],
     compiled: OnceLock::new(),
 };
