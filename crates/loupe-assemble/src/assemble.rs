@@ -24,6 +24,7 @@ use crate::guard::{self, GuardConfig};
 use crate::model::{Candidate, Chunk, ChunkKind, Role, SpanKind};
 use crate::models;
 use crate::pack::{self, PackItem, Packed};
+use crate::learned::QueryStats;
 use crate::rank::{self, PathRules, RankConfig, ScoreBreakdown, SelectConfig};
 use crate::render::{self, Block, PromptParts};
 use crate::report::{DropReason, ItemStatus, Redaction, Section, SectionSize};
@@ -283,6 +284,8 @@ pub fn assemble_with(
     let (rules, glob_warnings) = PathRules::new(&knobs.path_weights);
     warnings.extend(glob_warnings);
     let rank_config = RankConfig {
+        model: knobs.ranker.model(),
+        stats: QueryStats::of(candidates),
         path_weights: &knobs.path_weights,
         primers: &knobs.primers,
         primer_boost: knobs.primer_boost,

@@ -13,7 +13,7 @@ use crate::guard::DEFAULT_USER_MESSAGE_CAP;
 use crate::model::ChunkId;
 use crate::models::ModelSpec;
 use crate::pack::PinnedOverflow;
-use crate::rank::{self, PathWeight, RoleWeights, ScoreBreakdown};
+use crate::rank::{self, PathWeight, Ranker, RoleWeights, ScoreBreakdown};
 use crate::render::{Format, Toggles};
 use crate::report::{ItemStatus, Redaction, Section, SectionSize};
 
@@ -67,6 +67,9 @@ pub struct Knobs {
     pub recency_weight: f32,
     /// Base weight per role.
     pub role_weights: RoleWeights,
+    /// The model that turns signals into relevance: the shipped learned
+    /// model by default, the hand-set formula as the fallback.
+    pub ranker: Ranker,
     /// Overrides the classified intent.
     pub intent: Option<Intent>,
     /// Automatic items kept at most; `None` keeps all.
@@ -110,6 +113,7 @@ impl Default for Knobs {
             recency_half_life_days: DEFAULT_RECENCY_HALF_LIFE_DAYS,
             recency_weight: DEFAULT_RECENCY_WEIGHT,
             role_weights: RoleWeights::default(),
+            ranker: Ranker::default(),
             intent: None,
             k: None,
             min_score: None,

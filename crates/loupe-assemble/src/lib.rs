@@ -58,6 +58,7 @@ pub mod error;
 pub mod fit;
 pub mod guard;
 pub mod knobs;
+pub mod learned;
 pub mod memo;
 pub mod model;
 pub mod models;

@@ -20,6 +20,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{Intent, intent_multiplier};
+use crate::learned::{self, LinearModel, QueryStats};
 use crate::model::{Candidate, Role};
 use crate::report::DropReason;
 
@@ -164,9 +165,40 @@ pub struct ScoreBreakdown {
     pub score: f32,
 }
 
+/// Which model turns signals into relevance.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ranker {
+    /// The shipped learned model ([`learned::shipped`]); the formula if
+    /// this build's model file were unusable.
+    #[default]
+    Learned,
+    /// The hand-set formula (the constants above): the documented fallback
+    /// and the ablation `loupe eval --ablate learned`.
+    Formula,
+    /// A model given as data (`loupe eval --ranker FILE`, for training runs).
+    Model(LinearModel),
+}
+
+impl Ranker {
+    /// The linear model to score with, or `None` for the formula.
+    pub fn model(&self) -> Option<&LinearModel> {
+        match self {
+            Ranker::Learned => learned::shipped(),
+            Ranker::Formula => None,
+            Ranker::Model(m) => Some(m),
+        }
+    }
+}
+
 /// The ranking knobs, borrowed from [`crate::Knobs`].
 #[derive(Clone, Debug)]
 pub struct RankConfig<'a> {
+    /// The learned model, or `None` for the hand-set formula.
+    pub model: Option<&'a LinearModel>,
+    /// Statistics of the question's whole candidate set (the learned model's
+    /// relative BM25 score).
+    pub stats: QueryStats,
     /// Path weight rules.
     pub path_weights: &'a [PathWeight],
     /// Primer file names or globs (a bare name matches that file in any folder).
@@ -267,19 +299,30 @@ pub(crate) fn is_primer(path: &str, primers: &[String]) -> bool {
     })
 }
 
-fn rrf(rank: Option<u32>) -> f32 {
-    match rank {
-        Some(rank) if rank > 0 => (RRF_K + 1.0) / (RRF_K + rank as f32),
-        _ => 0.0,
-    }
-}
+use learned::rrf;
 
 /// Relevance from a file rank: `weight` at rank 1, decaying as
 /// [`FILE_RANK_K`] says.
 fn rank_evidence(weight: f32, rank: Option<u32>) -> f32 {
-    match rank {
-        Some(rank) if rank > 0 => weight * FILE_RANK_K / (FILE_RANK_K + (rank - 1) as f32),
-        _ => 0.0,
+    weight * learned::decay(rank)
+}
+
+/// The hand-set formula's relevance, split like the learned model's.
+fn formula(s: &crate::model::Signals) -> learned::Contributions {
+    let mut symbol = SYMBOL_WEIGHT * s.symbol_hits.min(MAX_SYMBOL_HITS) as f32;
+    if s.symbol_exact && s.symbol_hits > 0 {
+        symbol += SYMBOL_EXACT_BONUS;
+    }
+    learned::Contributions {
+        lexical: LEXICAL_WEIGHT * rrf(s.bm25_rank),
+        vector: VECTOR_WEIGHT * rrf(s.vector_rank),
+        symbol,
+        graph: s
+            .graph_distance
+            .map_or(0.0, |d| GRAPH_WEIGHT * 0.5f32.powi(i32::from(d))),
+        path_terms: PATH_HIT_WEIGHT * s.path_hits.min(MAX_PATH_HITS) as f32,
+        file: rank_evidence(FILE_WEIGHT, s.file_rank),
+        history: rank_evidence(HISTORY_WEIGHT, s.history_rank),
     }
 }
 
@@ -287,18 +330,18 @@ fn rank_evidence(weight: f32, rank: Option<u32>) -> f32 {
 pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> ScoreBreakdown {
     let s = &candidate.signals;
     let chunk = &candidate.chunk;
-    let lexical = LEXICAL_WEIGHT * rrf(s.bm25_rank);
-    let vector = VECTOR_WEIGHT * rrf(s.vector_rank);
-    let mut symbol = SYMBOL_WEIGHT * s.symbol_hits.min(MAX_SYMBOL_HITS) as f32;
-    if s.symbol_exact && s.symbol_hits > 0 {
-        symbol += SYMBOL_EXACT_BONUS;
-    }
-    let graph = s
-        .graph_distance
-        .map_or(0.0, |d| GRAPH_WEIGHT * 0.5f32.powi(i32::from(d)));
-    let path_terms = PATH_HIT_WEIGHT * s.path_hits.min(MAX_PATH_HITS) as f32;
-    let file = rank_evidence(FILE_WEIGHT, s.file_rank);
-    let history = rank_evidence(HISTORY_WEIGHT, s.history_rank);
+    let learned::Contributions {
+        lexical,
+        vector,
+        symbol,
+        graph,
+        path_terms,
+        file,
+        history,
+    } = match config.model {
+        Some(model) => model.contributions(&learned::features(s, &config.stats)),
+        None => formula(s),
+    };
     let relevance = (lexical + vector + symbol + graph + path_terms + file + history).min(1.0);
 
     let primer = s.primer || is_primer(&chunk.path, config.primers);
@@ -355,6 +398,7 @@ pub fn strength(s: &ScoreBreakdown) -> f32 {
         + s.graph
         + s.path_terms
         + s.file
+        + s.history
         + s.primer_boost
         + s.recency_boost)
         * s.role_weight
@@ -516,6 +560,8 @@ mod tests {
         roles: &'a RoleWeights,
     ) -> RankConfig<'a> {
         RankConfig {
+            model: None,
+            stats: QueryStats::default(),
             path_weights: weights,
             primers,
             primer_boost: DEFAULT_PRIMER_BOOST,
@@ -659,6 +705,77 @@ mod tests {
             &[("src/**", 0.0)],
             "rel 0.000 (lex 0.000 vec 0.000 sym 0.00 graph 0.000 path 0.00 file 0.000) +primer 0.00 +recent 0.000 ×role 1.00 ×intent 1.00 ×path 0.00 [src/**] = raw 0.000 → 1.000",
         );
+    }
+
+    #[test]
+    fn the_formula_written_as_a_model_scores_like_the_formula() {
+        let model = LinearModel {
+            features: learned::FEATURES.iter().map(|(n, _)| n.to_string()).collect(),
+            weights: vec![
+                LEXICAL_WEIGHT,
+                0.0,
+                0.0,
+                VECTOR_WEIGHT,
+                0.0,
+                SYMBOL_WEIGHT,
+                SYMBOL_EXACT_BONUS,
+                GRAPH_WEIGHT,
+                GRAPH_WEIGHT,
+                PATH_HIT_WEIGHT,
+                0.0,
+                FILE_WEIGHT,
+                0.0,
+                HISTORY_WEIGHT,
+                0.0,
+            ],
+            provenance: serde_json::Value::Null,
+        };
+        let (rules, _) = PathRules::new(&[]);
+        let roles = RoleWeights::default();
+        let formula = config(&[], &[], &roles);
+        let as_model = RankConfig {
+            model: Some(&model),
+            ..formula.clone()
+        };
+        for signals in [
+            Signals::default(),
+            Signals {
+                bm25: Some(3.0),
+                bm25_rank: Some(4),
+                vector: Some(0.7),
+                vector_rank: Some(2),
+                symbol_hits: 3,
+                symbol_exact: true,
+                graph_distance: Some(2),
+                path_hits: 1,
+                file_rank: Some(7),
+                history_rank: Some(2),
+                ..Default::default()
+            },
+            Signals {
+                graph_distance: Some(0),
+                file_rank: Some(1),
+                ..Default::default()
+            },
+        ] {
+            let c = cand("src/a.rs", signals);
+            let (a, b) = (
+                score(&c, &rules, &formula),
+                score(&c, &rules, &as_model),
+            );
+            for (x, y) in [
+                (a.lexical, b.lexical),
+                (a.vector, b.vector),
+                (a.symbol, b.symbol),
+                (a.graph, b.graph),
+                (a.path_terms, b.path_terms),
+                (a.file, b.file),
+                (a.history, b.history),
+                (a.score, b.score),
+            ] {
+                assert!((x - y).abs() < 1e-6, "{a:?} vs {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -15,9 +15,12 @@
 use crate::Cli;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use loupe_assemble::learned::LinearModel;
+use loupe_assemble::rank::Ranker;
 use loupe_assemble::{AssembleRequest, Budget, Knobs};
 use loupe_engine::eval::ablate::Ablations;
 use loupe_engine::eval::dataset::{Example, parse_dataset};
+use loupe_engine::eval::features::feature_line;
 use loupe_engine::eval::git::{Worktree, commit_order, find_mirror};
 use loupe_engine::eval::predict::{Packed, packed, ranked_files, ranked_files_aggregated};
 use loupe_engine::eval::score::{self, PredView};
@@ -64,6 +67,29 @@ pub struct EvalArgs {
     /// Print the scores as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also write each example's candidates as ranking-model feature rows
+    /// (JSONL, appended) for training the learned ranker (TRAINING.md).
+    #[arg(long)]
+    pub features: Option<PathBuf>,
+    /// The ranking model: `learned` (the shipped one, default), `formula`
+    /// (the hand-set weights), or the path of a model file.
+    #[arg(long, default_value = "learned")]
+    pub ranker: String,
+}
+
+/// The `--ranker` value as a knob.
+fn ranker(spec: &str) -> Result<Ranker> {
+    Ok(match spec {
+        "learned" => Ranker::Learned,
+        "formula" => Ranker::Formula,
+        path => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the ranking model {path}"))?;
+            let model = LinearModel::from_json(&text)
+                .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            Ranker::Model(model)
+        }
+    })
 }
 
 /// Timings of one example, in milliseconds.
@@ -149,6 +175,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
         bail!("--budgets needs at least one positive token budget");
     }
     let ablations = Ablations::parse(&args.ablate)?;
+    let ranker = ranker(&args.ranker)?;
     let text = std::fs::read_to_string(&args.dataset)
         .with_context(|| format!("reading {}", args.dataset.display()))?;
     let mut examples =
@@ -200,7 +227,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
         out.display(),
     );
     if !todo.is_empty() {
-        run_examples(cli, args, &mut variants, &work, &todo).await?;
+        run_examples(cli, args, &ranker, &mut variants, &work, &todo).await?;
     }
     let mut json: Vec<serde_json::Value> = Vec::new();
     for v in &variants {
@@ -272,6 +299,7 @@ fn open_append(path: &Path) -> Result<std::fs::File> {
 async fn run_examples(
     cli: &Cli,
     args: &EvalArgs,
+    ranker: &Ranker,
     variants: &mut [Variant],
     work: &Path,
     todo: &[&Example],
@@ -279,6 +307,10 @@ async fn run_examples(
     for v in variants.iter_mut() {
         v.file = Some(open_append(&v.out)?);
     }
+    let mut features = match &args.features {
+        Some(path) => Some(open_append(path)?),
+        None => None,
+    };
     let data_root = cli.data_dir.clone().unwrap_or_else(|| work.join("data"));
     let embedder = crate::commands::embedder(cli)?;
     let cancel = crate::commands::cancel_on_ctrl_c();
@@ -325,9 +357,16 @@ async fn run_examples(
             cfg.walk.max_file_bytes = cli.max_file_bytes;
             cfg.embedder = embedder.clone();
             let prepared = prepare(e, &wt, &mut project, cfg, &cancel, &bar).await;
-            for v in variants.iter_mut().filter(|v| !v.done.contains(&e.id)) {
+            for (n, v) in variants.iter_mut().enumerate() {
+                if v.done.contains(&e.id) {
+                    continue;
+                }
+                // Feature rows of the main variant only: the others are ablations of it.
+                let rows = if n == 0 { features.as_mut() } else { None };
                 let result = match (&prepared, project.as_ref()) {
-                    (Ok(prep), Some(p)) => predict(e, p, prep, args, &v.ablations).await,
+                    (Ok(prep), Some(p)) => {
+                        predict(e, p, prep, args, ranker, &v.ablations, rows).await
+                    }
                     (Err(err), _) => Err(anyhow::anyhow!("{err:#}")),
                     (Ok(_), None) => Err(anyhow::anyhow!("no project")),
                 };
@@ -454,13 +493,17 @@ async fn prepare(
     })
 }
 
-/// Retrieve once (with `ablations`) and assemble at every budget.
+/// Retrieve once (with `ablations`) and assemble at every budget; with
+/// `features`, write the candidates' feature rows there too.
+#[allow(clippy::too_many_arguments)] // one example's whole context; a struct would only rename them
 async fn predict(
     e: &Example,
     project: &Project,
     prep: &Prepared,
     args: &EvalArgs,
+    ranker: &Ranker,
     ablations: &Ablations,
+    features: Option<&mut std::fs::File>,
 ) -> Result<Line> {
     let mut timing = Timing {
         checkout_ms: prep.checkout_ms,
@@ -474,6 +517,7 @@ async fn predict(
     // is never read; `loupe_engine::team` is deliberately not called here.
     let mut base = Knobs {
         model: args.model.clone(),
+        ranker: ranker.clone(),
         now: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_secs()).unwrap_or(0))
@@ -499,6 +543,14 @@ async fn predict(
     };
     ablations.apply_candidates(&mut candidates);
     timing.retrieve_ms = ms(t.elapsed());
+    if let Some(file) = features {
+        let classification = loupe_assemble::classify::classify(&e.query, &analysis);
+        let line = feature_line(&e.id, &e.repo, &candidates, &classification, &base);
+        let mut text = serde_json::to_string(&line)?;
+        text.push('\n');
+        file.write_all(text.as_bytes())
+            .context("writing the feature rows")?;
+    }
 
     let t = Instant::now();
     let mut budgets = BTreeMap::new();

@@ -20,6 +20,7 @@
 //! | `weights` | role weights all 1 and intent forced to `Default` (no role × intent multipliers) |
 //! | `lod` | `Knobs.lod = false`: every item wants full detail |
 //! | `k` | no cap on the number of automatic items (`Knobs.k = None`) |
+//! | `learned` | the hand-set formula instead of the learned ranking model (`Knobs.ranker`) |
 
 use super::{EvalError, EvalResult};
 use loupe_assemble::Knobs;
@@ -31,7 +32,7 @@ use std::collections::BTreeSet;
 /// Every known ablation name.
 pub const NAMES: &[&str] = &[
     "bm25", "files", "history", "vector", "symbols", "paths", "graph", "primers", "recency",
-    "weights", "lod", "k",
+    "weights", "lod", "k", "learned",
 ];
 
 /// A set of ablations.
@@ -93,6 +94,9 @@ impl Ablations {
         if self.has("k") {
             knobs.k = None;
         }
+        if self.has("learned") {
+            knobs.ranker = loupe_assemble::rank::Ranker::Formula;
+        }
     }
 
     /// Clears ablated signals and drops candidates left without evidence.
@@ -100,7 +104,7 @@ impl Ablations {
         if self
             .0
             .iter()
-            .all(|n| ["recency", "weights", "lod", "k"].contains(n))
+            .all(|n| ["recency", "weights", "lod", "k", "learned"].contains(n))
         {
             return;
         }

@@ -14,6 +14,7 @@
 
 pub mod ablate;
 pub mod dataset;
+pub mod features;
 pub mod git;
 pub mod predict;
 pub mod score;

@@ -1,0 +1,306 @@
+//! The learned ranking model: relevance as a weighted sum of evidence
+//! features, with weights trained on real fixes mined from public
+//! repositories (`tools/train/`, TRAINING.md) instead of set by hand.
+//!
+//! The hand-set formula in [`crate::rank`] is itself a linear model over a
+//! few transforms of the retrieval signals (`0.4 × rrf(bm25 rank) + 0.3 ×
+//! file-rank decay + …`). This module widens the transforms (each signal as
+//! a reciprocal-rank-fusion term, a sharp `1/rank` term and, where the
+//! signal has one, its score) and takes the weights from a trained model
+//! file. Every weight is ≥ 0 and every feature is ≥ 0 and 0 when its signal
+//! is absent, so each feature's contribution `weight × value` is a
+//! non-negative share of the relevance, and the groups add up to it
+//! exactly: the score breakdown the app draws stays a true explanation.
+//!
+//! *Invariant:* the feature list here is the one definition. The training
+//! pipeline reads feature vectors that `loupe eval --features` computes
+//! with [`features`]; it never recomputes them, so training and inference
+//! cannot drift apart. A model file names its features, and one whose names
+//! differ from [`FEATURES`] is refused.
+//!
+//! This module does not apply role, intent or path weights, boosts or caps:
+//! [`crate::rank::score`] does, the same way for both models.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Candidate, Signals};
+use crate::rank::{FILE_RANK_K, RRF_K};
+
+/// Which part of the score breakdown a feature's contribution is shown in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// Chunk BM25.
+    Lexical,
+    /// Vector similarity.
+    Vector,
+    /// Question identifiers the chunk defines.
+    Symbol,
+    /// Symbol-graph proximity.
+    Graph,
+    /// Question terms in the path.
+    PathTerms,
+    /// Whole-file BM25.
+    File,
+    /// Past commits like the question.
+    History,
+}
+
+/// Number of features.
+pub const N_FEATURES: usize = 15;
+
+/// The features, in model order: name and breakdown group.
+pub const FEATURES: [(&str, Group); N_FEATURES] = [
+    ("bm25_rrf", Group::Lexical),
+    ("bm25_inv_rank", Group::Lexical),
+    ("bm25_rel_score", Group::Lexical),
+    ("vector_rrf", Group::Vector),
+    ("vector_similarity", Group::Vector),
+    ("symbol_hits", Group::Symbol),
+    ("symbol_exact", Group::Symbol),
+    ("graph_seed", Group::Graph),
+    ("graph_hop", Group::Graph),
+    ("path_hits", Group::PathTerms),
+    ("path_any", Group::PathTerms),
+    ("file_decay", Group::File),
+    ("file_inv_rank", Group::File),
+    ("history_decay", Group::History),
+    ("history_inv_rank", Group::History),
+];
+
+/// Symbol and path hits counted at most (as in the hand formula).
+const MAX_HITS: u32 = 2;
+
+/// What a feature needs to know about the whole candidate set of one
+/// question: BM25 scores are only comparable within one query.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueryStats {
+    /// The largest chunk BM25 score among the candidates (0 if none).
+    pub max_bm25: f32,
+}
+
+impl QueryStats {
+    /// The statistics of one question's candidates.
+    pub fn of(candidates: &[Candidate]) -> QueryStats {
+        let max_bm25 = candidates
+            .iter()
+            .filter_map(|c| c.signals.bm25)
+            .filter(|s| s.is_finite())
+            .fold(0.0f32, f32::max);
+        QueryStats { max_bm25 }
+    }
+}
+
+/// Reciprocal-rank-fusion term, 1 at rank 1 (the hand formula's `rrf`).
+pub fn rrf(rank: Option<u32>) -> f32 {
+    match rank {
+        Some(rank) if rank > 0 => (RRF_K + 1.0) / (RRF_K + rank as f32),
+        _ => 0.0,
+    }
+}
+
+/// The file-rank decay, 1 at rank 1 and ½ at rank `1 + FILE_RANK_K`.
+pub fn decay(rank: Option<u32>) -> f32 {
+    match rank {
+        Some(rank) if rank > 0 => FILE_RANK_K / (FILE_RANK_K + (rank - 1) as f32),
+        _ => 0.0,
+    }
+}
+
+fn inv(rank: Option<u32>) -> f32 {
+    match rank {
+        Some(rank) if rank > 0 => 1.0 / rank as f32,
+        _ => 0.0,
+    }
+}
+
+fn flag(b: bool) -> f32 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// The feature vector of one candidate's signals.
+pub fn features(s: &Signals, stats: &QueryStats) -> [f32; N_FEATURES] {
+    let bm25_rel = match (s.bm25, stats.max_bm25 > 0.0) {
+        (Some(score), true) if score.is_finite() => (score / stats.max_bm25).clamp(0.0, 1.0),
+        _ => 0.0,
+    };
+    let symbol_hits = s.symbol_hits.min(MAX_HITS);
+    let path_hits = s.path_hits.min(MAX_HITS);
+    [
+        rrf(s.bm25_rank),
+        inv(s.bm25_rank),
+        bm25_rel,
+        rrf(s.vector_rank),
+        s.vector
+            .filter(|v| v.is_finite() && s.vector_rank.is_some())
+            .map_or(0.0, |v| v.clamp(0.0, 1.0)),
+        symbol_hits as f32,
+        flag(s.symbol_exact && s.symbol_hits > 0),
+        flag(s.graph_distance == Some(0)),
+        s.graph_distance
+            .filter(|&d| d > 0)
+            .map_or(0.0, |d| 0.5f32.powi(i32::from(d))),
+        path_hits as f32,
+        flag(s.path_hits > 0),
+        decay(s.file_rank),
+        inv(s.file_rank),
+        decay(s.history_rank),
+        inv(s.history_rank),
+    ]
+}
+
+/// A trained linear model: one non-negative weight per feature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinearModel {
+    /// The feature names, in order; must equal [`FEATURES`]' names.
+    pub features: Vec<String>,
+    /// One weight per feature, ≥ 0.
+    pub weights: Vec<f32>,
+    /// Where the weights came from (data, loss, seed, validation numbers);
+    /// shown by `loupe status`-like tools, never used for scoring.
+    #[serde(default)]
+    pub provenance: serde_json::Value,
+}
+
+/// The relevance of one candidate split by breakdown group.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Contributions {
+    /// Chunk BM25 features.
+    pub lexical: f32,
+    /// Vector features.
+    pub vector: f32,
+    /// Symbol features.
+    pub symbol: f32,
+    /// Graph features.
+    pub graph: f32,
+    /// Path-term features.
+    pub path_terms: f32,
+    /// Whole-file BM25 features.
+    pub file: f32,
+    /// History features.
+    pub history: f32,
+}
+
+impl LinearModel {
+    /// Parses and checks a model file: the feature names must be
+    /// [`FEATURES`]' in order, and every weight finite and ≥ 0 (a negative
+    /// weight would make a contribution that the breakdown cannot draw).
+    pub fn from_json(text: &str) -> Result<LinearModel, String> {
+        let model: LinearModel =
+            serde_json::from_str(text).map_err(|e| format!("not a ranking model: {e}"))?;
+        let names: Vec<&str> = FEATURES.iter().map(|(n, _)| *n).collect();
+        if model.features != names {
+            return Err(format!(
+                "the model's features {:?} are not this build's {:?}",
+                model.features, names
+            ));
+        }
+        if model.weights.len() != N_FEATURES {
+            return Err(format!(
+                "{} weights for {N_FEATURES} features",
+                model.weights.len()
+            ));
+        }
+        if let Some(w) = model.weights.iter().find(|w| !w.is_finite() || **w < 0.0) {
+            return Err(format!("weight {w} is not a finite number ≥ 0"));
+        }
+        Ok(model)
+    }
+
+    /// Each group's share of the relevance.
+    pub fn contributions(&self, x: &[f32; N_FEATURES]) -> Contributions {
+        let mut c = Contributions::default();
+        for ((value, weight), (_, group)) in x.iter().zip(&self.weights).zip(FEATURES) {
+            let v = value * weight;
+            let slot = match group {
+                Group::Lexical => &mut c.lexical,
+                Group::Vector => &mut c.vector,
+                Group::Symbol => &mut c.symbol,
+                Group::Graph => &mut c.graph,
+                Group::PathTerms => &mut c.path_terms,
+                Group::File => &mut c.file,
+                Group::History => &mut c.history,
+            };
+            *slot += v;
+        }
+        c
+    }
+}
+
+/// The shipped model file: trained by `make train` (TRAINING.md).
+const SHIPPED: &str = include_str!("../assets/ranker.json");
+
+/// The shipped model, parsed once. `None` only if the file in this build
+/// is broken, which a test rules out; ranking then uses the formula.
+pub fn shipped() -> Option<&'static LinearModel> {
+    static MODEL: std::sync::OnceLock<Option<LinearModel>> = std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| LinearModel::from_json(SHIPPED).ok())
+        .as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_model_loads_and_names_this_builds_features() {
+        let model = LinearModel::from_json(SHIPPED);
+        assert!(model.is_ok(), "{model:?}");
+        assert!(shipped().is_some());
+    }
+
+    #[test]
+    fn a_model_for_other_features_or_with_negative_weights_is_refused() {
+        let names: Vec<String> = FEATURES.iter().map(|(n, _)| n.to_string()).collect();
+        let json = |names: &[String], weights: &[f32]| {
+            serde_json::json!({"features": names, "weights": weights}).to_string()
+        };
+        let ok = vec![0.1; N_FEATURES];
+        assert!(LinearModel::from_json(&json(&names, &ok)).is_ok());
+        let mut renamed = names.clone();
+        renamed[0] = "bm25".into();
+        let err = LinearModel::from_json(&json(&renamed, &ok)).unwrap_err();
+        assert!(err.contains("not this build's"), "{err}");
+        let mut negative = ok.clone();
+        negative[3] = -0.5;
+        let err = LinearModel::from_json(&json(&names, &negative)).unwrap_err();
+        assert!(err.contains("-0.5"), "{err}");
+        let err = LinearModel::from_json(&json(&names, &ok[..3])).unwrap_err();
+        assert!(err.contains("3 weights"), "{err}");
+        assert!(LinearModel::from_json("{").is_err());
+    }
+
+    #[test]
+    fn features_are_zero_without_signals_and_groups_add_up() {
+        let stats = QueryStats::default();
+        assert_eq!(features(&Signals::default(), &stats), [0.0; N_FEATURES]);
+        let s = Signals {
+            bm25: Some(5.0),
+            bm25_rank: Some(2),
+            file_rank: Some(1),
+            history_rank: Some(3),
+            symbol_hits: 5,
+            symbol_exact: true,
+            graph_distance: Some(1),
+            path_hits: 1,
+            ..Default::default()
+        };
+        let x = features(&s, &QueryStats { max_bm25: 10.0 });
+        assert_eq!(x[1], 0.5); // 1 / rank 2
+        assert_eq!(x[2], 0.5); // half the best score
+        assert_eq!(x[5], 2.0); // hits capped
+        assert_eq!(x[8], 0.5); // one hop
+        assert_eq!(x[11], 1.0); // file rank 1
+        let model = LinearModel {
+            features: FEATURES.iter().map(|(n, _)| n.to_string()).collect(),
+            weights: (0..N_FEATURES).map(|i| i as f32 / 10.0).collect(),
+            provenance: serde_json::Value::Null,
+        };
+        let c = model.contributions(&x);
+        let total: f32 = x.iter().zip(&model.weights).map(|(a, b)| a * b).sum();
+        let groups =
+            c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
+        assert!((total - groups).abs() < 1e-5);
+        assert_eq!(c.vector, 0.0);
+    }
+}

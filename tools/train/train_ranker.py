@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Train Loupe's learned ranker: non-negative weights over the ranking
+features, fitted with a listwise loss on candidates that Loupe's own
+retrieval produced for mined (commit message -> changed code) examples.
+
+Input: feature rows written by `loupe eval --features` (one JSON line per
+example: id, repo, rows of path / lines / tokens / mult / formula / x), and
+the mined datasets they came from (gold files and hunks, joined by id).
+Output: the model file Rust loads (`crates/loupe-assemble/assets/ranker.json`
+format) and a report of offline file-ranking metrics on the validation
+repositories for the hand-set formula, this linear model and, for
+comparison only, LightGBM's LambdaMART on the same features.
+
+Labels: a candidate whose lines overlap a gold hunk gets 1; another chunk of
+a gold file gets PARTIAL (it still ranks its file); anything else 0.
+
+Model: relevance = w . x with w >= 0 (so each feature's share of a score is
+a non-negative part the app can draw); final = mult * relevance, where mult
+is the role x intent x path weight that Rust applies the same way. Loss:
+softmax cross-entropy per question between the final scores and the
+normalised labels (ListNet, top-one), fitted with Adam and projection onto
+w >= 0. The scale is then set so that the median best score per training
+question equals the hand formula's (the level-of-detail bands read absolute
+scores), which leaves every ordering unchanged.
+
+Deterministic given --seed (the order of minibatches is the only
+randomness; numpy's default_rng). Standard library + numpy; lightgbm only
+for the comparison (skipped when it is not installed).
+
+usage: train_ranker.py --features F.jsonl [F2.jsonl ...] --data MINED_DIR
+                       --repos tools/train/repos.tsv --out ranker.json
+                       [--report report.json] [--seed 7] [--epochs 40]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+PARTIAL = 0.3  # label of a gold file's chunk that touches no changed line
+
+
+def load_gold(data_dir, wanted):
+    """id -> (gold files, hunks) for the ids in `wanted`."""
+    gold = {}
+    for path in sorted(glob.glob(os.path.join(data_dir, '*.jsonl'))):
+        with open(path) as f:
+            for line in f:
+                e = json.loads(line)
+                eid = e.get('instance_id') or e.get('commit')
+                if eid in wanted:
+                    gold[eid] = (set(e['gold_files']), e.get('gold_hunks_in_base') or {})
+    return gold
+
+
+def label(row, files, hunks):
+    path, s, e = row['path'], row['start_line'], row['end_line']
+    if path not in files:
+        return 0.0
+    for a, b in hunks.get(path, []):
+        if a <= e and b >= s:
+            return 1.0
+    return PARTIAL
+
+
+class Query:
+    __slots__ = ('id', 'repo', 'X', 'mult', 'formula', 'y', 'paths', 'gold')
+
+    def __init__(self, qid, repo, X, mult, formula, y, paths, gold):
+        self.id, self.repo, self.X, self.mult = qid, repo, X, mult
+        self.formula, self.y, self.paths, self.gold = formula, y, paths, gold
+
+
+def load(feature_files, data_dir):
+    lines = []
+    for path in feature_files:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    lines.append(json.loads(line))
+    ids = {l['id'] for l in lines}
+    gold = load_gold(data_dir, ids)
+    names, queries, seen = None, [], set()
+    for l in lines:
+        if l['id'] in seen or l['id'] not in gold or not l['rows']:
+            continue
+        seen.add(l['id'])
+        if names is None:
+            names = l['features']
+        elif l['features'] != names:
+            sys.exit(f"{l['id']}: rows name other features than the first line")
+        files, hunks = gold[l['id']]
+        rows = l['rows']
+        queries.append(Query(
+            l['id'], l['repo'],
+            np.array([r['x'] for r in rows], dtype=np.float64),
+            np.array([r['mult'] for r in rows], dtype=np.float64),
+            np.array([r['formula'] for r in rows], dtype=np.float64),
+            np.array([label(r, files, hunks) for r in rows], dtype=np.float64),
+            [r['path'] for r in rows], files))
+    return names or [], queries
+
+
+def file_metrics(queries, scores):
+    """acc@1/5/10 (all gold files in the top k files) and MRR (first gold
+    file), files ranked by their best chunk: the scorer's definitions."""
+    acc = {1: 0, 5: 0, 10: 0}
+    rr = 0.0
+    for q, s in zip(queries, scores):
+        order = np.argsort(-s, kind='stable')
+        files = []
+        for i in order:
+            if q.paths[i] not in files:
+                files.append(q.paths[i])
+        for k in acc:
+            if q.gold <= set(files[:k]):
+                acc[k] += 1
+        for r, f in enumerate(files, 1):
+            if f in q.gold:
+                rr += 1.0 / r
+                break
+    n = max(len(queries), 1)
+    out = {f'acc@{k}': 100.0 * v / n for k, v in acc.items()}
+    out['mrr'] = 100.0 * rr / n
+    out['n'] = len(queries)
+    return out
+
+
+def listnet_grad(w, q):
+    """Loss and gradient of one question's top-one softmax cross-entropy."""
+    s = q.mult * (q.X @ w)
+    t = q.y / q.y.sum()
+    z = s - s.max()
+    p = np.exp(z)
+    p /= p.sum()
+    loss = -(t * np.log(p + 1e-12)).sum()
+    g = (p - t) * q.mult
+    return loss, q.X.T @ g
+
+
+def train_linear(queries, n_features, seed, epochs, lr, l2, batch):
+    rng = np.random.default_rng(seed)
+    usable = [q for q in queries if q.y.sum() > 0]
+    w = np.full(n_features, 0.5)
+    m = np.zeros(n_features)
+    v = np.zeros(n_features)
+    step = 0
+    for epoch in range(epochs):
+        order = rng.permutation(len(usable))
+        total = 0.0
+        for start in range(0, len(order), batch):
+            grad = np.zeros(n_features)
+            for i in order[start:start + batch]:
+                loss, g = listnet_grad(w, usable[i])
+                total += loss
+                grad += g
+            grad = grad / len(order[start:start + batch]) + l2 * w
+            step += 1
+            m = 0.9 * m + 0.1 * grad
+            v = 0.999 * v + 0.001 * grad * grad
+            mh = m / (1 - 0.9 ** step)
+            vh = v / (1 - 0.999 ** step)
+            w = np.maximum(w - lr * mh / (np.sqrt(vh) + 1e-8), 0.0)
+        if epoch % 10 == 0 or epoch == epochs - 1:
+            print(f'  epoch {epoch}: loss {total / max(len(usable), 1):.4f}', file=sys.stderr)
+    return w
+
+
+def calibrate(w, queries):
+    """Scale so the median best final score matches the formula's."""
+    best_model = np.median([np.max(q.mult * (q.X @ w)) for q in queries])
+    best_formula = np.median([np.max(q.formula) for q in queries])
+    if best_model <= 0:
+        return w
+    return w * (best_formula / best_model)
+
+
+def lambdamart(train, valid, seed):
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        return None
+    def stack(qs):
+        X = np.vstack([np.column_stack([q.X, q.mult]) for q in qs])
+        y = np.concatenate([np.round(q.y * 2).astype(int) for q in qs])  # 0, 1 (partial), 2
+        return X, y, [len(q.y) for q in qs]
+    Xt, yt, gt = stack([q for q in train if q.y.sum() > 0])
+    model = lgb.LGBMRanker(objective='lambdarank', n_estimators=300, learning_rate=0.05,
+                           num_leaves=31, min_child_samples=50, subsample=0.8, subsample_freq=1,
+                           random_state=seed, deterministic=True, force_row_wise=True,
+                           n_jobs=2, verbose=-1)
+    model.fit(Xt, yt, group=gt)
+    return [model.predict(np.column_stack([q.X, q.mult])) for q in valid]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--features', nargs='+', required=True)
+    ap.add_argument('--data', required=True, help='folder of mined datasets (JSONL)')
+    ap.add_argument('--repos', required=True, help='repos.tsv with the train/valid split')
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--report')
+    ap.add_argument('--seed', type=int, default=7)
+    ap.add_argument('--epochs', type=int, default=40)
+    ap.add_argument('--lr', type=float, default=0.05)
+    ap.add_argument('--l2', type=float, default=1e-4)
+    ap.add_argument('--batch', type=int, default=64)
+    a = ap.parse_args()
+    t0 = time.time()
+    split = {}
+    with open(a.repos) as f:
+        header = f.readline().rstrip('\n').split('\t')
+        for line in f:
+            row = dict(zip(header, line.rstrip('\n').split('\t')))
+            split[row['repo']] = row['split']
+    names, queries = load(a.features, a.data)
+    unknown = sorted({q.repo for q in queries if q.repo not in split})
+    if unknown:
+        sys.exit(f'repositories missing from {a.repos}: {unknown}')
+    train = [q for q in queries if split[q.repo] == 'train']
+    valid = [q for q in queries if split[q.repo] == 'valid']
+    print(f'{len(train)} train questions ({len({q.repo for q in train})} repos), '
+          f'{len(valid)} validation ({len({q.repo for q in valid})} repos)', file=sys.stderr)
+    if not train or not valid:
+        sys.exit('need questions in both splits')
+    w = train_linear(train, len(names), a.seed, a.epochs, a.lr, a.l2, a.batch)
+    w = calibrate(w, train)
+    report = {
+        'formula': file_metrics(valid, [q.formula for q in valid]),
+        'linear': file_metrics(valid, [q.mult * (q.X @ w) for q in valid]),
+        'train_linear': file_metrics(train, [q.mult * (q.X @ w) for q in train]),
+        'train_formula': file_metrics(train, [q.formula for q in train]),
+    }
+    lm = lambdamart(train, valid, a.seed)
+    if lm is not None:
+        report['lambdamart'] = file_metrics(valid, lm)
+    for k, v in report.items():
+        print(f'  {k:14s} ' + '  '.join(f'{m} {x:.1f}' for m, x in v.items() if m != 'n')
+              + f'  (n {v["n"]})', file=sys.stderr)
+    model = {
+        'features': names,
+        'weights': [round(float(x), 6) for x in w],
+        'provenance': {
+            'trainer': 'tools/train/train_ranker.py',
+            'loss': 'ListNet top-one softmax cross-entropy, w >= 0, Adam',
+            'labels': f'hunk overlap 1, other chunk of a gold file {PARTIAL}, else 0',
+            'seed': a.seed, 'epochs': a.epochs, 'lr': a.lr, 'l2': a.l2, 'batch': a.batch,
+            'train_questions': len(train), 'train_repos': len({q.repo for q in train}),
+            'valid_questions': len(valid), 'valid_repos': len({q.repo for q in valid}),
+            'valid': report,
+        },
+    }
+    with open(a.out, 'w') as f:
+        json.dump(model, f, indent=1)
+        f.write('\n')
+    if a.report:
+        with open(a.report, 'w') as f:
+            json.dump(report, f, indent=1)
+    print(f'wrote {a.out} in {time.time() - t0:.0f} s', file=sys.stderr)
+    for n, x in zip(names, w):
+        print(f'  {n:20s} {x:.4f}', file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()
