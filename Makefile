@@ -8,6 +8,7 @@
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
 #   make bench-peers  Loupe vs Repomix, code2prompt, yek on that corpus (installs them; not part of test)
+#   make train    mine -> features -> train the ranking model from git mirrors (TRAINING.md; not part of test)
 #
 # Everything installs from Debian's packages, crates.io and npm only.
 
@@ -30,7 +31,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy
+.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -116,3 +117,9 @@ bench-peers: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
 	@command -v hyperfine >/dev/null || (apt-get update -qq && apt-get install -y -qq hyperfine)
 	scripts/bench-peers.sh
+
+## train: rebuild the shipped ranking model from git mirrors (TRAINING.md).
+## MIRRORS (bare mirrors as owner+name/repo) and DATA (outside the repo) can be set.
+train: deps
+	$(CARGO) build --release -p loupe-cli
+	tools/train/train.sh

@@ -16,7 +16,8 @@ use crate::dto::{
 };
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
-use loupe_engine::Progress;
+use loupe_engine::ask::unix_now;
+use loupe_engine::{AskRequest, Progress};
 use loupe_engine::watch::WatchEvent;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -159,47 +160,15 @@ pub async fn assemble(
     knobs: KnobsDto,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
-    let question_type = knobs.question_type;
-    let mut knobs: loupe_assemble::Knobs = knobs.into();
-    let retrieval = open.candidates(&question, &knobs.primers).await?;
-    // Pins and bans apply to the cached candidates: no re-retrieval.
-    let selected = open
-        .project
-        .apply_selection(&retrieval.candidates, &open.selection())
-        .await?;
-    knobs.now = unix_now();
-    let classification = question_type.map(|t| {
-        let analysis = loupe_assemble::classify::analyze(&question);
-        let mut c = loupe_assemble::classify::classify(&question, &analysis);
-        c.question_type = t.into();
-        c
-    });
-    let request = loupe_assemble::AssembleRequest {
+    let request = AskRequest {
         question,
-        knobs,
-        classification,
-        ..Default::default()
+        question_type: knobs.question_type.map(Into::into),
+        knobs: knobs.into(),
+        selection: open.selection(),
+        ..AskRequest::default()
     };
-    // Assembly is CPU-bound (token counting): it runs on the engine's
-    // assembly thread, off the IPC threads. The size memo lives as long as
-    // the question: a knob change re-measures only what it has not seen.
-    let sizes = retrieval.sizes;
-    let (assembly, selected) = loupe_engine::assembler::run(move || {
-        let mut sizes = crate::state::guard(&sizes);
-        let assembly = loupe_assemble::assemble_with(&selected.candidates, &request, &mut sizes);
-        (assembly, selected)
-    })
-    .await?;
-    let mut in_prompt: Vec<String> = assembly
-        .items
-        .iter()
-        .filter(|i| i.lod.is_some())
-        .map(|i| i.path.clone())
-        .collect();
-    in_prompt.sort();
-    in_prompt.dedup();
-    let stale = open.project.stale_paths(&in_prompt).await?;
-    Ok(AssemblyDto::new(&assembly, &selected, stale))
+    let answer = open.ask(&request).await?;
+    Ok(AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale))
 }
 
 /// The knobs of a project (built-in defaults, then the team's `.loupe.toml`,
@@ -449,10 +418,3 @@ pub async fn write_text(path: PathBuf, text: String) -> CommandResult<()> {
         })
 }
 
-/// Seconds since the Unix epoch (recency boosts); 0 if the clock is broken.
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(0))
-        .unwrap_or(0)
-}

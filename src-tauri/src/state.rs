@@ -1,39 +1,21 @@
 //! The app's managed state: the open projects, their running index jobs,
 //! watchers, pins and bans, and the candidates of the last question per project.
 //!
-//! *Architecture invariant:* a knob change never re-retrieves. Retrieval
-//! runs once per (question, primers, index generation, commit history) and
-//! its candidates are kept here; `assemble` is then a pure function of them
-//! and the knobs, which is what makes a slider move cheap.
+//! *Architecture invariant:* a knob change never re-retrieves. Each open
+//! project keeps one [`AskCache`] for the engine's `Project::ask`, which
+//! retrieves once per (question, primers, index generation, commit history)
+//! and then only re-assembles, which is what makes a slider move cheap.
 //!
 //! This module knows no IPC: it hands out engine types and engine errors.
 
 use crate::prefs::{self, Mark, PrefsError, ProjectPrefs};
-use loupe_assemble::{Candidate, SizeCache};
 use loupe_engine::watch::WatchHandle;
-use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery, Selection, Target};
+use loupe_engine::{
+    Answer, AskCache, AskRequest, CancelToken, Project, ProjectConfig, Selection, Target,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
-/// The candidates retrieved for one question.
-struct Retrieved {
-    question: String,
-    primers: Vec<String>,
-    generation: u64,
-    history: Option<String>,
-    candidates: Arc<Vec<Candidate>>,
-    sizes: Arc<Mutex<SizeCache>>,
-}
-
-/// What one question retrieved, and the body sizes measured for it so far
-/// (a memo: assembly output is the same with or without it).
-pub struct Retrieval {
-    /// Candidates, best first by retrieval's interim order.
-    pub candidates: Arc<Vec<Candidate>>,
-    /// Body sizes measured by earlier assemblies of this question.
-    pub sizes: Arc<Mutex<SizeCache>>,
-}
 
 /// One open project.
 pub struct OpenProject {
@@ -41,8 +23,8 @@ pub struct OpenProject {
     pub project: Arc<Project>,
     /// The token of the indexing run in progress, if any.
     indexing: Mutex<Option<CancelToken>>,
-    /// Candidates of the last question.
-    retrieved: tokio::sync::Mutex<Option<Retrieved>>,
+    /// The last question's retrieval and measured sizes.
+    asked: tokio::sync::Mutex<AskCache>,
     /// What the app stores for this project (knob changes, pins, bans).
     prefs: Mutex<ProjectPrefs>,
     /// The running watcher, if the UI asked for one.
@@ -149,51 +131,25 @@ impl OpenProject {
         &self,
         id: loupe_assemble::ChunkId,
     ) -> loupe_engine::Result<Option<loupe_assemble::Chunk>> {
-        if let Some(r) = self.retrieved.lock().await.as_ref()
-            && let Some(c) = r.candidates.iter().find(|c| c.chunk.id == id)
+        if let Some(c) = self
+            .asked
+            .lock()
+            .await
+            .candidates()
+            .iter()
+            .find(|c| c.chunk.id == id)
         {
             return Ok(Some(c.chunk.clone()));
         }
         self.project.chunk(id).await
     }
 
-    /// The candidates for `question`, retrieved once per question, primer
-    /// list, index generation and commit history (`HEAD` moves it).
-    pub async fn candidates(
-        &self,
-        question: &str,
-        primers: &[String],
-    ) -> loupe_engine::Result<Retrieval> {
-        if question.trim().is_empty() {
-            return Err(loupe_engine::Error::Request("the question is empty".into()));
-        }
-        let generation = self.project.catalog().generation().await?;
-        let history = self.project.history_head();
-        let mut last = self.retrieved.lock().await;
-        if let Some(r) = last.as_ref()
-            && r.question == question
-            && r.primers == primers
-            && r.generation == generation
-            && r.history == history
-        {
-            return Ok(Retrieval {
-                candidates: Arc::clone(&r.candidates),
-                sizes: Arc::clone(&r.sizes),
-            });
-        }
-        let mut query = RetrieveQuery::from_question(question);
-        query.primers = Some(primers.to_vec());
-        let candidates = Arc::new(self.project.retrieve(&query).await?);
-        let sizes = Arc::new(Mutex::new(SizeCache::default()));
-        *last = Some(Retrieved {
-            question: question.to_owned(),
-            primers: primers.to_vec(),
-            generation,
-            history,
-            candidates: Arc::clone(&candidates),
-            sizes: Arc::clone(&sizes),
-        });
-        Ok(Retrieval { candidates, sizes })
+    /// Asks the project `request` through the engine's one door, with
+    /// this project's retrieval cache: a knob, pin or ban change re-uses
+    /// the last question's candidates.
+    pub async fn ask(&self, request: &AskRequest) -> loupe_engine::Result<Answer> {
+        let mut cache = self.asked.lock().await;
+        self.project.ask(request, &mut cache).await
     }
 }
 
@@ -229,7 +185,7 @@ impl AppState {
         let open = Arc::new(OpenProject {
             project: Arc::new(project),
             indexing: Mutex::new(None),
-            retrieved: tokio::sync::Mutex::new(None),
+            asked: tokio::sync::Mutex::new(AskCache::default()),
             prefs: Mutex::new(stored),
             watcher: tokio::sync::Mutex::new(None),
         });

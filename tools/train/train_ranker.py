@@ -11,15 +11,18 @@ format) and a report of offline file-ranking metrics on the validation
 repositories for the hand-set formula, this linear model and, for
 comparison only, LightGBM's LambdaMART on the same features.
 
-Labels: a candidate whose lines overlap a gold hunk gets 1; another chunk of
-a gold file gets PARTIAL (it still ranks its file); anything else 0.
+Labels: a file is relevant if the fix changed it; a chunk if its lines
+overlap a changed hunk (PARTIAL marks another chunk of a gold file for
+LambdaMART's graded labels).
 
 Model: relevance = w . x with w >= 0 (so each feature's share of a score is
 a non-negative part the app can draw); final = mult * relevance, where mult
-is the role x intent x path weight that Rust applies the same way. Loss:
-softmax cross-entropy per question between the final scores and the
-normalised labels (ListNet, top-one), fitted with Adam and projection onto
-w >= 0. The scale is then set so that the median best score per training
+is the role x intent x path weight that Rust applies the same way. Loss, per
+question: softmax cross-entropy over files (a file's score is a smooth
+maximum of its chunks', as the metric ranks a file by its best chunk;
+target uniform over gold files) plus half a softmax cross-entropy over
+chunks (target: the chunks touching changed lines), fitted with Adam from
+the hand formula's weights, projected onto w >= 0. The scale is then set so that the median best score per training
 question equals the hand formula's (the level-of-detail bands read absolute
 scores), which leaves every ordering unchanged.
 
@@ -68,11 +71,42 @@ def label(row, files, hunks):
 
 
 class Query:
-    __slots__ = ('id', 'repo', 'X', 'mult', 'formula', 'y', 'paths', 'gold')
+    __slots__ = ('id', 'repo', 'X', 'mult', 'formula', 'y', 'paths', 'gold',
+                 'order', 'starts', 'file_of', 'tf', 'tc')
 
     def __init__(self, qid, repo, X, mult, formula, y, paths, gold):
         self.id, self.repo, self.X, self.mult = qid, repo, X, mult
         self.formula, self.y, self.paths, self.gold = formula, y, paths, gold
+        # Chunks grouped by file: `order` sorts them by file, `starts` marks
+        # each file's first position, `file_of` maps a chunk to its file.
+        files, self.file_of = np.unique(np.array(paths), return_inverse=True)
+        self.order = np.argsort(self.file_of, kind='stable')
+        self.starts = np.flatnonzero(np.r_[True, np.diff(self.file_of[self.order]) != 0])
+        tf = np.array([1.0 if f in gold else 0.0 for f in files])
+        self.tf = tf / tf.sum() if tf.sum() > 0 else tf
+        tc = (y >= 1.0).astype(np.float64)
+        self.tc = tc / tc.sum() if tc.sum() > 0 else tc
+
+
+# Features a dump written before they existed lacks, and how each follows
+# from the rows of its question exactly as `QueryStats::of` and `features`
+# compute it in crates/loupe-assemble/src/learned.rs (a test compares the two
+# on fresh dumps: tools/train/check_features.py).
+FILE_FEATURES = ('file_chunks', 'file_bm25_max', 'file_bm25_hits')
+
+
+def add_file_features(names, X, paths):
+    if all(n in names for n in FILE_FEATURES):
+        return names, X
+    i_rrf, i_rel = names.index('bm25_rrf'), names.index('bm25_rel_score')
+    chunks, hits, best = {}, {}, {}
+    for p, row in zip(paths, X):
+        chunks[p] = chunks.get(p, 0) + 1
+        hits[p] = hits.get(p, 0) + (1 if row[i_rrf] > 0 else 0)
+        best[p] = max(best.get(p, 0.0), float(row[i_rel]))
+    extra = np.array([[min(chunks[p], 8) / 8.0, best[p], min(hits[p], 5) / 5.0] for p in paths],
+                     dtype=np.float64)
+    return list(names) + list(FILE_FEATURES), np.column_stack([X, extra])
 
 
 def load(feature_files, data_dir):
@@ -89,15 +123,17 @@ def load(feature_files, data_dir):
         if l['id'] in seen or l['id'] not in gold or not l['rows']:
             continue
         seen.add(l['id'])
+        rows = l['rows']
+        line_names, X = add_file_features(
+            l['features'], np.array([r['x'] for r in rows], dtype=np.float64),
+            [r['path'] for r in rows])
         if names is None:
-            names = l['features']
-        elif l['features'] != names:
+            names = line_names
+        elif line_names != names:
             sys.exit(f"{l['id']}: rows name other features than the first line")
         files, hunks = gold[l['id']]
-        rows = l['rows']
         queries.append(Query(
-            l['id'], l['repo'],
-            np.array([r['x'] for r in rows], dtype=np.float64),
+            l['id'], l['repo'], X,
             np.array([r['mult'] for r in rows], dtype=np.float64),
             np.array([r['formula'] for r in rows], dtype=np.float64),
             np.array([label(r, files, hunks) for r in rows], dtype=np.float64),
@@ -130,22 +166,61 @@ def file_metrics(queries, scores):
     return out
 
 
+# Scores enter the softmax as BETA x score: the hand formula's scores lie in
+# 0..1, and at temperature 1 a softmax over hundreds of candidates is nearly
+# flat. The final scale is set by `calibrate` anyway.
+BETA = 10.0
+# Sharpness of the smooth maximum that pools a file's chunks (the metric
+# ranks a file by its best chunk).
+GAMMA = 4.0
+# Weight of the chunk-level loss (which chunk of a gold file shows the
+# changed lines: line recall) next to the file-level one (acc@k, MRR).
+CHUNK_LOSS = 0.5
+
+
+def softmax(z):
+    z = z - z.max()
+    e = np.exp(z)
+    return e / e.sum()
+
+
 def listnet_grad(w, q):
-    """Loss and gradient of one question's top-one softmax cross-entropy."""
-    s = q.mult * (q.X @ w)
-    t = q.y / q.y.sum()
-    z = s - s.max()
-    p = np.exp(z)
-    p /= p.sum()
-    loss = -(t * np.log(p + 1e-12)).sum()
-    g = (p - t) * q.mult
+    """Loss and gradient for one question: softmax cross-entropy over files
+    (each file's score a smooth maximum of its chunks' scores, target
+    uniform over the gold files) plus CHUNK_LOSS x softmax cross-entropy
+    over chunks (target uniform over the chunks that touch changed lines)."""
+    s = BETA * q.mult * (q.X @ w)
+    ss = s[q.order]
+    seg_max = np.maximum.reduceat(ss, q.starts)
+    shift = ss - np.repeat(seg_max, np.diff(np.r_[q.starts, len(ss)]))
+    e = np.exp(GAMMA * shift)
+    seg_sum = np.add.reduceat(e, q.starts)
+    F = seg_max + np.log(seg_sum) / GAMMA
+    pf = softmax(F)
+    loss = -(q.tf * np.log(pf + 1e-12)).sum()
+    within = e / np.repeat(seg_sum, np.diff(np.r_[q.starts, len(ss)]))
+    g_sorted = np.repeat(pf - q.tf, np.diff(np.r_[q.starts, len(ss)])) * within
+    g = np.empty_like(s)
+    g[q.order] = g_sorted
+    if q.tc.sum() > 0:
+        pc = softmax(s)
+        loss += CHUNK_LOSS * -(q.tc * np.log(pc + 1e-12)).sum()
+        g += CHUNK_LOSS * (pc - q.tc)
+    g *= BETA * q.mult
     return loss, q.X.T @ g
 
 
-def train_linear(queries, n_features, seed, epochs, lr, l2, batch):
+# The hand formula's weights in feature order: the starting point.
+FORMULA = {'bm25_rrf': 0.4, 'vector_rrf': 0.2, 'symbol_hits': 0.2, 'symbol_exact': 0.1,
+           'graph_seed': 0.15, 'graph_hop': 0.15, 'path_hits': 0.05, 'file_decay': 0.3,
+           'history_decay': 0.5}
+
+
+def train_linear(queries, names, seed, epochs, lr, l2, batch):
     rng = np.random.default_rng(seed)
-    usable = [q for q in queries if q.y.sum() > 0]
-    w = np.full(n_features, 0.5)
+    usable = [q for q in queries if q.tf.sum() > 0]
+    n_features = len(names)
+    w = np.array([FORMULA.get(n, 0.0) for n in names])
     m = np.zeros(n_features)
     v = np.zeros(n_features)
     step = 0
@@ -189,11 +264,10 @@ def lambdamart(train, valid, seed):
         y = np.concatenate([np.round(q.y * 2).astype(int) for q in qs])  # 0, 1 (partial), 2
         return X, y, [len(q.y) for q in qs]
     Xt, yt, gt = stack([q for q in train if q.y.sum() > 0])
-    model = lgb.LGBMRanker(objective='lambdarank', n_estimators=300, learning_rate=0.05,
-                           num_leaves=31, min_child_samples=50, subsample=0.8, subsample_freq=1,
-                           random_state=seed, deterministic=True, force_row_wise=True,
-                           n_jobs=2, verbose=-1)
-    model.fit(Xt, yt, group=gt)
+    params = dict(objective='lambdarank', learning_rate=0.05, num_leaves=31,
+                  min_data_in_leaf=50, bagging_fraction=0.8, bagging_freq=1, seed=seed,
+                  deterministic=True, force_row_wise=True, num_threads=2, verbose=-1)
+    model = lgb.train(params, lgb.Dataset(Xt, yt, group=gt), num_boost_round=300)
     return [model.predict(np.column_stack([q.X, q.mult])) for q in valid]
 
 
@@ -206,9 +280,9 @@ def main():
     ap.add_argument('--report')
     ap.add_argument('--seed', type=int, default=7)
     ap.add_argument('--epochs', type=int, default=40)
-    ap.add_argument('--lr', type=float, default=0.05)
+    ap.add_argument('--lr', type=float, default=0.01)
     ap.add_argument('--l2', type=float, default=1e-4)
-    ap.add_argument('--batch', type=int, default=64)
+    ap.add_argument('--batch', type=int, default=32)
     a = ap.parse_args()
     t0 = time.time()
     split = {}
@@ -227,7 +301,7 @@ def main():
           f'{len(valid)} validation ({len({q.repo for q in valid})} repos)', file=sys.stderr)
     if not train or not valid:
         sys.exit('need questions in both splits')
-    w = train_linear(train, len(names), a.seed, a.epochs, a.lr, a.l2, a.batch)
+    w = train_linear(train, names, a.seed, a.epochs, a.lr, a.l2, a.batch)
     w = calibrate(w, train)
     report = {
         'formula': file_metrics(valid, [q.formula for q in valid]),
@@ -246,7 +320,7 @@ def main():
         'weights': [round(float(x), 6) for x in w],
         'provenance': {
             'trainer': 'tools/train/train_ranker.py',
-            'loss': 'ListNet top-one softmax cross-entropy, w >= 0, Adam',
+            'loss': f'softmax cross-entropy over files (smooth max of chunks, gamma {GAMMA}) + {CHUNK_LOSS} x over chunks, beta {BETA}, w >= 0, Adam from the formula',
             'labels': f'hunk overlap 1, other chunk of a gold file {PARTIAL}, else 0',
             'seed': a.seed, 'epochs': a.epochs, 'lr': a.lr, 'l2': a.l2, 'batch': a.batch,
             'train_questions': len(train), 'train_repos': len({q.repo for q in train}),

@@ -6,8 +6,9 @@
 //! few transforms of the retrieval signals (`0.4 × rrf(bm25 rank) + 0.3 ×
 //! file-rank decay + …`). This module widens the transforms (each signal as
 //! a reciprocal-rank-fusion term, a sharp `1/rank` term and, where the
-//! signal has one, its score) and takes the weights from a trained model
-//! file. Every weight is ≥ 0 and every feature is ≥ 0 and 0 when its signal
+//! signal has one, its score; and the evidence the question's other
+//! candidates give the chunk's file) and takes the weights from a trained
+//! model file. Every weight is ≥ 0 and every feature is ≥ 0 and 0 when its signal
 //! is absent, so each feature's contribution `weight × value` is a
 //! non-negative share of the relevance, and the groups add up to it
 //! exactly: the score breakdown the app draws stays a true explanation.
@@ -46,7 +47,7 @@ pub enum Group {
 }
 
 /// Number of features.
-pub const N_FEATURES: usize = 15;
+pub const N_FEATURES: usize = 18;
 
 /// The features, in model order: name and breakdown group.
 pub const FEATURES: [(&str, Group); N_FEATURES] = [
@@ -65,17 +66,39 @@ pub const FEATURES: [(&str, Group); N_FEATURES] = [
     ("file_inv_rank", Group::File),
     ("history_decay", Group::History),
     ("history_inv_rank", Group::History),
+    ("file_chunks", Group::File),
+    ("file_bm25_max", Group::File),
+    ("file_bm25_hits", Group::File),
 ];
+
+/// Candidates of one file counted at most by `file_chunks`.
+const MAX_FILE_CHUNKS: f32 = 8.0;
+/// BM25-hit chunks of one file counted at most by `file_bm25_hits`.
+const MAX_FILE_BM25_HITS: f32 = 5.0;
 
 /// Symbol and path hits counted at most (as in the hand formula).
 const MAX_HITS: u32 = 2;
 
-/// What a feature needs to know about the whole candidate set of one
-/// question: BM25 scores are only comparable within one query.
+/// What the candidates of one file have in common for a question.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FileStats {
+    /// Candidates from the file.
+    pub chunks: u32,
+    /// Of those, how many BM25 found.
+    pub bm25_hits: u32,
+    /// The best relative BM25 score among them (see `bm25_rel_score`).
+    pub bm25_rel_max: f32,
+}
+
+/// What a feature needs to know about the whole candidate set of one
+/// question: BM25 scores are only comparable within one query, and a file
+/// whose evidence is spread over several chunks shows it only here.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueryStats {
     /// The largest chunk BM25 score among the candidates (0 if none).
     pub max_bm25: f32,
+    /// Per path.
+    pub files: std::collections::HashMap<String, FileStats>,
 }
 
 impl QueryStats {
@@ -86,7 +109,26 @@ impl QueryStats {
             .filter_map(|c| c.signals.bm25)
             .filter(|s| s.is_finite())
             .fold(0.0f32, f32::max);
-        QueryStats { max_bm25 }
+        let mut stats = QueryStats {
+            max_bm25,
+            files: std::collections::HashMap::new(),
+        };
+        for c in candidates {
+            let rel = stats.bm25_rel(&c.signals);
+            let f = stats.files.entry(c.chunk.path.clone()).or_default();
+            f.chunks += 1;
+            f.bm25_hits += u32::from(c.signals.bm25_rank.is_some());
+            f.bm25_rel_max = f.bm25_rel_max.max(rel);
+        }
+        stats
+    }
+
+    /// A chunk's BM25 score relative to the question's best, in 0..=1.
+    fn bm25_rel(&self, s: &Signals) -> f32 {
+        match (s.bm25, self.max_bm25 > 0.0) {
+            (Some(score), true) if score.is_finite() => (score / self.max_bm25).clamp(0.0, 1.0),
+            _ => 0.0,
+        }
     }
 }
 
@@ -117,12 +159,11 @@ fn flag(b: bool) -> f32 {
     if b { 1.0 } else { 0.0 }
 }
 
-/// The feature vector of one candidate's signals.
-pub fn features(s: &Signals, stats: &QueryStats) -> [f32; N_FEATURES] {
-    let bm25_rel = match (s.bm25, stats.max_bm25 > 0.0) {
-        (Some(score), true) if score.is_finite() => (score / stats.max_bm25).clamp(0.0, 1.0),
-        _ => 0.0,
-    };
+/// The feature vector of one candidate, given its question's statistics.
+pub fn features(c: &Candidate, stats: &QueryStats) -> [f32; N_FEATURES] {
+    let s = &c.signals;
+    let bm25_rel = stats.bm25_rel(s);
+    let file = stats.files.get(&c.chunk.path).copied().unwrap_or_default();
     let symbol_hits = s.symbol_hits.min(MAX_HITS);
     let path_hits = s.path_hits.min(MAX_HITS);
     [
@@ -145,6 +186,9 @@ pub fn features(s: &Signals, stats: &QueryStats) -> [f32; N_FEATURES] {
         inv(s.file_rank),
         decay(s.history_rank),
         inv(s.history_rank),
+        (file.chunks as f32).min(MAX_FILE_CHUNKS) / MAX_FILE_CHUNKS,
+        file.bm25_rel_max,
+        (file.bm25_hits as f32).min(MAX_FILE_BM25_HITS) / MAX_FILE_BM25_HITS,
     ]
 }
 
@@ -241,6 +285,30 @@ pub fn shipped() -> Option<&'static LinearModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Chunk, ChunkKind, Role};
+
+    fn candidate(path: &str, signals: Signals) -> Candidate {
+        Candidate {
+            chunk: Chunk {
+                id: 1,
+                path: path.into(),
+                language: "rust".into(),
+                kind: ChunkKind::Function,
+                symbol: None,
+                parent: None,
+                start_byte: 0,
+                end_byte: 0,
+                start_line: 1,
+                end_line: 1,
+                role: Role::Code,
+                text: String::new(),
+                outline: vec![],
+                hash: String::new(),
+                tokens: 0,
+            },
+            signals,
+        }
+    }
 
     #[test]
     fn the_shipped_model_loads_and_names_this_builds_features() {
@@ -273,7 +341,8 @@ mod tests {
     #[test]
     fn features_are_zero_without_signals_and_groups_add_up() {
         let stats = QueryStats::default();
-        assert_eq!(features(&Signals::default(), &stats), [0.0; N_FEATURES]);
+        let bare = candidate("src/a.rs", Signals::default());
+        assert_eq!(features(&bare, &stats), [0.0; N_FEATURES]);
         let s = Signals {
             bm25: Some(5.0),
             bm25_rank: Some(2),
@@ -285,9 +354,24 @@ mod tests {
             path_hits: 1,
             ..Default::default()
         };
-        let x = features(&s, &QueryStats { max_bm25: 10.0 });
+        let best = Signals {
+            bm25: Some(10.0),
+            bm25_rank: Some(1),
+            ..Default::default()
+        };
+        let cands = [
+            candidate("src/a.rs", s),
+            candidate("src/b.rs", best),
+            candidate("src/a.rs", Signals::default()),
+        ];
+        let stats = QueryStats::of(&cands);
+        let x = features(&cands[0], &stats);
         assert_eq!(x[1], 0.5); // 1 / rank 2
         assert_eq!(x[2], 0.5); // half the best score
+        assert_eq!(x[15], 2.0 / 8.0); // two candidates of src/a.rs
+        assert_eq!(x[16], 0.5); // its best relative BM25
+        assert_eq!(x[17], 1.0 / 5.0); // one of them a BM25 hit
+        assert_eq!(features(&cands[2], &stats)[15..], x[15..]);
         assert_eq!(x[5], 2.0); // hits capped
         assert_eq!(x[8], 0.5); // one hop
         assert_eq!(x[11], 1.0); // file rank 1
@@ -297,6 +381,7 @@ mod tests {
             provenance: serde_json::Value::Null,
         };
         let c = model.contributions(&x);
+        assert!(c.file > 0.0);
         let total: f32 = x.iter().zip(&model.weights).map(|(a, b)| a * b).sum();
         let groups =
             c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;

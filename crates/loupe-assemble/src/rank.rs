@@ -339,7 +339,7 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         file,
         history,
     } = match config.model {
-        Some(model) => model.contributions(&learned::features(s, &config.stats)),
+        Some(model) => model.contributions(&learned::features(candidate, &config.stats)),
         None => formula(s),
     };
     let relevance = (lexical + vector + symbol + graph + path_terms + file + history).min(1.0);
@@ -726,6 +726,9 @@ mod tests {
                 FILE_WEIGHT,
                 0.0,
                 HISTORY_WEIGHT,
+                0.0,
+                0.0,
+                0.0,
                 0.0,
             ],
             provenance: serde_json::Value::Null,

@@ -11,7 +11,7 @@ use loupe_engine::embed::{
     Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
 };
 use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
-use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
+use loupe_engine::{AskRequest, CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -431,7 +431,13 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     let project = open(cli, path).await?;
     let mut knobs = team_knobs(project.root(), *no_team_defaults);
     flags.apply(&mut knobs);
-    let assembly = project.assemble(&question, knobs).await?;
+    let answer = project
+        .ask(
+            &AskRequest::new(question, knobs),
+            &mut loupe_engine::AskCache::default(),
+        )
+        .await?;
+    let assembly = answer.assembly;
     if *copy {
         // Nothing is printed until the copy is known to be on the clipboard.
         // It waits on another process: keep it off the async workers.

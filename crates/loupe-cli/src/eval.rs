@@ -17,14 +17,14 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use loupe_assemble::learned::LinearModel;
 use loupe_assemble::rank::Ranker;
-use loupe_assemble::{AssembleRequest, Budget, Knobs};
+use loupe_assemble::{Budget, Knobs};
 use loupe_engine::eval::ablate::Ablations;
 use loupe_engine::eval::dataset::{Example, parse_dataset};
 use loupe_engine::eval::features::feature_line;
 use loupe_engine::eval::git::{Worktree, commit_order, find_mirror};
 use loupe_engine::eval::predict::{Packed, packed, ranked_files, ranked_files_aggregated};
 use loupe_engine::eval::score::{self, PredView};
-use loupe_engine::{CancelToken, Project, ProjectConfig, RetrieveQuery};
+use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, UnknownPins};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -357,6 +357,8 @@ async fn run_examples(
             cfg.walk.max_file_bytes = cli.max_file_bytes;
             cfg.embedder = embedder.clone();
             let prepared = prepare(e, &wt, &mut project, cfg, &cancel, &bar).await;
+            // One retrieval per example, shared by every budget and variant.
+            let mut cache = AskCache::default();
             for (n, v) in variants.iter_mut().enumerate() {
                 if v.done.contains(&e.id) {
                     continue;
@@ -365,7 +367,7 @@ async fn run_examples(
                 let rows = if n == 0 { features.as_mut() } else { None };
                 let result = match (&prepared, project.as_ref()) {
                     (Ok(prep), Some(p)) => {
-                        predict(e, p, prep, args, ranker, &v.ablations, rows).await
+                        predict(e, p, prep, args, ranker, &v.ablations, &mut cache, rows).await
                     }
                     (Err(err), _) => Err(anyhow::anyhow!("{err:#}")),
                     (Ok(_), None) => Err(anyhow::anyhow!("no project")),
@@ -493,8 +495,9 @@ async fn prepare(
     })
 }
 
-/// Retrieve once (with `ablations`) and assemble at every budget; with
-/// `features`, write the candidates' feature rows there too.
+/// Ask once per budget (retrieval is cached across budgets and variants in
+/// `cache`) with `ablations`; with `features`, write the candidates'
+/// feature rows there too.
 #[allow(clippy::too_many_arguments)] // one example's whole context; a struct would only rename them
 async fn predict(
     e: &Example,
@@ -503,6 +506,7 @@ async fn predict(
     args: &EvalArgs,
     ranker: &Ranker,
     ablations: &Ablations,
+    cache: &mut AskCache,
     features: Option<&mut std::fs::File>,
 ) -> Result<Line> {
     let mut timing = Timing {
@@ -510,71 +514,58 @@ async fn predict(
         index_ms: prep.index_ms,
         ..Timing::default()
     };
-    let t = Instant::now();
-    let analysis = loupe_assemble::classify::analyze(&e.query);
     // The built-in knobs on purpose: eval measures Loupe's defaults, so an
     // evaluated repo's own `.loupe.toml` (its team's weights, budget, model)
     // is never read; `loupe_engine::team` is deliberately not called here.
-    let mut base = Knobs {
+    let base = Knobs {
         model: args.model.clone(),
         ranker: ranker.clone(),
-        now: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_secs()).unwrap_or(0))
-            .unwrap_or(0),
+        now: loupe_engine::ask::unix_now(),
         ..Knobs::default()
     };
-    ablations.apply_knobs(&mut base);
-    let mut query = RetrieveQuery::from_analysis(&e.query, &analysis);
-    query.primers = Some(base.primers.clone());
-    let mut pins_dropped = false;
-    let mut candidates = match project.retrieve(&query).await {
-        Ok(c) => c,
+    let mut request = AskRequest {
+        question: e.query.clone(),
+        knobs: base,
+        ablations: ablations.clone(),
         // `@name` in a pasted issue is usually a person, not a pin.
-        Err(loupe_engine::Error::Request(_))
-            if !query.pinned_paths.is_empty() || !query.pinned_symbols.is_empty() =>
-        {
-            pins_dropped = true;
-            query.pinned_paths.clear();
-            query.pinned_symbols.clear();
-            project.retrieve(&query).await.context("retrieving")?
-        }
-        Err(err) => return Err(err).context("retrieving"),
+        unknown_pins: UnknownPins::Ignore,
+        ..AskRequest::default()
     };
-    ablations.apply_candidates(&mut candidates);
-    timing.retrieve_ms = ms(t.elapsed());
-    if let Some(file) = features {
-        let classification = loupe_assemble::classify::classify(&e.query, &analysis);
-        let line = feature_line(&e.id, &e.repo, &candidates, &classification, &base);
-        let mut text = serde_json::to_string(&line)?;
-        text.push('\n');
-        file.write_all(text.as_bytes())
-            .context("writing the feature rows")?;
-    }
-
     let t = Instant::now();
     let mut budgets = BTreeMap::new();
     let mut ranked = Vec::new();
     let mut ranked_sum3 = Vec::new();
+    let mut pins_dropped = false;
+    let mut candidates = 0;
+    let mut features = features;
     for (n, &b) in args.budgets.iter().enumerate() {
-        let request = AssembleRequest {
-            question: e.query.clone(),
-            analysis: Some(analysis.clone()),
-            knobs: Knobs {
-                budget: Some(Budget::Tokens(b)),
-                ..base.clone()
-            },
-            ..AssembleRequest::default()
-        };
-        let assembly =
-            tokio::task::block_in_place(|| loupe_assemble::assemble(&candidates, &request));
+        request.knobs.budget = Some(Budget::Tokens(b));
+        let answer = project.ask(&request, cache).await.context("asking")?;
+        let selected = &answer.selected.candidates;
         if n == 0 {
-            ranked = ranked_files(&candidates, &assembly);
-            ranked_sum3 = ranked_files_aggregated(&candidates, &assembly, &[1.0, 0.5, 0.25]);
+            // The first ask retrieved; later budgets re-use it.
+            timing.retrieve_ms = ms(t.elapsed());
+            ranked = ranked_files(selected, &answer.assembly);
+            ranked_sum3 = ranked_files_aggregated(selected, &answer.assembly, &[1.0, 0.5, 0.25]);
+            pins_dropped = answer.pins_dropped;
+            candidates = selected.len();
+            if let Some(file) = features.take() {
+                let line = feature_line(
+                    &e.id,
+                    &e.repo,
+                    selected,
+                    &answer.assembly.report.classification,
+                    &request.knobs,
+                );
+                let mut text = serde_json::to_string(&line)?;
+                text.push('\n');
+                file.write_all(text.as_bytes())
+                    .context("writing the feature rows")?;
+            }
         }
-        budgets.insert(b.to_string(), packed(&candidates, &assembly));
+        budgets.insert(b.to_string(), packed(selected, &answer.assembly));
     }
-    timing.assemble_ms = ms(t.elapsed());
+    timing.assemble_ms = ms(t.elapsed()) - timing.retrieve_ms;
     timing.total_ms = prep.checkout_ms + prep.index_ms + timing.retrieve_ms + timing.assemble_ms;
 
     let mid = args.budgets.get(args.budgets.len() / 2).map(u32::to_string);
@@ -593,7 +584,7 @@ async fn predict(
         packed_spans: Some(primary.packed_spans),
         packed_tokens: Some(primary.packed_tokens),
         budgets,
-        candidates: candidates.len(),
+        candidates,
         pins_dropped,
         ablate: ablations.names(),
         timing,

@@ -76,7 +76,10 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
             budget: Some(Budget::Tokens(8000)),
             ..Knobs::default()
         };
-        let _ = project.assemble(q, knobs).await?;
+        let request = loupe_engine::AskRequest::new(q.clone(), knobs);
+        let _ = project
+            .ask(&request, &mut loupe_engine::AskCache::default())
+            .await?;
         full.push(t.elapsed());
         let t = Instant::now();
         let candidates = project.retrieve(&RetrieveQuery::from_question(q)).await?;

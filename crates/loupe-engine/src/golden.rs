@@ -492,7 +492,11 @@ pub async fn check(project: &Project, golden: &GoldenFile, base: &Knobs) -> Resu
     for q in &golden.questions {
         let knobs = q.overrides.apply(base);
         let model = knobs.model.clone();
-        let report = match project.assemble(&q.ask, knobs).await {
+        let request = crate::AskRequest::new(q.ask.clone(), knobs);
+        let answer = project
+            .ask(&request, &mut crate::AskCache::default())
+            .await;
+        let report = match answer.map(|a| a.assembly) {
             Ok(assembly) => {
                 let paths = Arc::clone(&project.paths.read().unwrap_or_else(|e| e.into_inner()));
                 let symbols =

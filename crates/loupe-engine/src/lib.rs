@@ -6,12 +6,12 @@
 //! question → retrieve (BM25 ∪ vectors ∪ symbols ∪ paths ∪ graph) → candidates
 //! ```
 //!
-//! [`Project`] is the entry point: open a folder, index it, retrieve for a
-//! question, assemble a prompt. Transport-free: no CLI, IPC or JSON DTOs
+//! [`Project`] is the entry point: open a folder, index it, and ask it a
+//! question ([`Project::ask`], the one door every shell uses). Transport-free: no CLI, IPC or JSON DTOs
 //! live here.
 //!
 //! ```
-//! use loupe_engine::{CancelToken, Project, ProjectConfig, progress::no_progress};
+//! use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, progress::no_progress};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let code = tempfile::tempdir()?;
 //! std::fs::write(code.path().join("lib.rs"), "/// Adds.\npub fn add(a: i32, b: i32) -> i32 { a + b }\n")?;
@@ -20,14 +20,16 @@
 //! runtime.block_on(async {
 //!     let project = Project::open(code.path(), ProjectConfig::new(data.path())).await?;
 //!     project.index(&no_progress, &CancelToken::new()).await?;
-//!     let assembly = project.assemble("what does add do?", Default::default()).await?;
-//!     assert!(assembly.prompt.contains("pub fn add"));
+//!     let request = AskRequest::new("what does add do?", Default::default());
+//!     let answer = project.ask(&request, &mut AskCache::default()).await?;
+//!     assert!(answer.assembly.prompt.contains("pub fn add"));
 //!     Ok::<_, loupe_engine::Error>(())
 //! })?;
 //! # Ok(())
 //! # }
 //! ```
 
+pub mod ask;
 pub mod assembler;
 pub mod catalog;
 pub mod chunk;
@@ -51,6 +53,7 @@ pub mod vectors;
 pub mod walk;
 pub mod watch;
 
+pub use ask::{Answer, AskCache, AskRequest, UnknownPins};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};
 pub use progress::{CancelToken, Progress, ProgressSink, Stage};

@@ -588,50 +588,6 @@ impl Project {
     }
 }
 
-impl Project {
-    /// Retrieve for `question` and assemble the prompt with `knobs`. Fills
-    /// in `knobs.now` from the clock when it is 0 (the assembly itself stays
-    /// pure); pinned items come from `@` mentions in the question.
-    pub async fn assemble(
-        &self,
-        question: &str,
-        mut knobs: loupe_assemble::Knobs,
-    ) -> Result<loupe_assemble::Assembly> {
-        if question.trim().is_empty() {
-            return Err(Error::Request("the question is empty".into()));
-        }
-        let analysis = loupe_assemble::classify::analyze(question);
-        let mut query = RetrieveQuery::from_analysis(question, &analysis);
-        query.primers = Some(knobs.primers.clone());
-        let candidates = self.retrieve(&query).await?;
-        if knobs.now == 0 {
-            knobs.now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| i64::try_from(d.as_secs()).unwrap_or(0))
-                .unwrap_or(0);
-        }
-        let request = loupe_assemble::AssembleRequest {
-            question: question.to_owned(),
-            analysis: Some(analysis),
-            knobs,
-            ..Default::default()
-        };
-        let mut assembly =
-            crate::assembler::run(move || loupe_assemble::assemble(&candidates, &request)).await?;
-        let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
-        for sym in query
-            .pinned_symbols
-            .iter()
-            .filter(|s| symbols.exact(s).is_empty())
-        {
-            assembly.report.warnings.push(format!(
-                "@{sym} names no indexed file or symbol: nothing pinned"
-            ));
-        }
-        Ok(assembly)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::SymbolTable;

@@ -62,7 +62,7 @@ pub fn feature_line(
     let intent: Intent = knobs.intent.unwrap_or(classification.intent);
     let config = RankConfig {
         model: None,
-        stats,
+        stats: stats.clone(),
         path_weights: &knobs.path_weights,
         primers: &knobs.primers,
         primer_boost: 0.0,
@@ -83,7 +83,7 @@ pub fn feature_line(
                 tokens: c.chunk.tokens,
                 mult: s.role_weight * s.intent_multiplier * s.path_weight,
                 formula: s.raw,
-                x: learned::features(&c.signals, &stats),
+                x: learned::features(c, &stats),
             }
         })
         .collect();
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(line.features.len(), N_FEATURES);
         assert_eq!(line.rows.len(), 2);
         let stats = QueryStats::of(&cands);
-        assert_eq!(line.rows[1].x, learned::features(&cands[1].signals, &stats));
+        assert_eq!(line.rows[1].x, learned::features(&cands[1], &stats));
         assert_eq!(line.rows[1].x[2], 0.5);
         // Docs weigh 0.6 by default; code 1.
         assert_eq!(line.rows[0].mult, 1.0);

@@ -397,9 +397,13 @@ async fn pins_mentions_and_graph_neighbours() {
         .unwrap();
     assert!(found.iter().all(|c| !c.signals.pinned));
     let a = p
-        .assemble("@octocat says pack_items overflows", Default::default())
+        .ask(
+            &loupe_engine::AskRequest::new("@octocat says pack_items overflows", Default::default()),
+            &mut loupe_engine::AskCache::default(),
+        )
         .await
-        .unwrap();
+        .unwrap()
+        .assembly;
     assert!(
         a.report.warnings.iter().any(|w| w.contains("@octocat")),
         "{:?}",

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make train: mine -> sample -> features -> train -> export, from bare
+# mirrors of the repositories in tools/train/repos.tsv (TRAINING.md).
+#
+#   MIRRORS  folder of mirrors as owner+name/repo   (default /work/.mirror)
+#   DATA     where mined text, features and indexes go; never the repo
+#            (default ${TMPDIR:-/tmp}/loupe-train)
+#   PER_REPO examples per repository whose candidates are scored (default 10)
+#   SEED     trainer seed (default 7)
+#
+# Writes crates/loupe-assemble/assets/ranker.json and $DATA/ranker-report.json.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+MIRRORS=${MIRRORS:-/work/.mirror}
+DATA=${DATA:-${TMPDIR:-/tmp}/loupe-train}
+PER_REPO=${PER_REPO:-10}
+SEED=${SEED:-7}
+LOUPE=${LOUPE:-target/release/loupe}
+mkdir -p "$DATA"
+python3 -c 'import numpy' 2>/dev/null || pip install -q numpy
+python3 -c 'import lightgbm' 2>/dev/null || pip install -q lightgbm || echo "lightgbm missing: no LambdaMART comparison"
+
+stamp() { echo "[$(date +%T)] $*"; }
+
+stamp "mine (tools/train/mine.py)"
+python3 tools/train/mine.py --mirrors "$MIRRORS" --repos tools/train/repos.tsv --out "$DATA/mined" --jobs 2
+
+stamp "sample $PER_REPO per repository"
+python3 tools/train/sample.py --data "$DATA/mined" --repos tools/train/repos.tsv \
+  --per-repo "$PER_REPO" --shards 2 --out "$DATA/sample"
+
+stamp "features: loupe eval --features, two shards side by side"
+[ -x "$LOUPE" ] || cargo build --release -p loupe-cli
+for k in 0 1; do
+  rm -f "$DATA/features-$k.jsonl" "$DATA/pred-$k.jsonl"
+  "$LOUPE" --embedder none eval "$DATA/sample/shard-$k.jsonl" --repos "$MIRRORS" \
+    --work "$DATA/work-$k" --budgets 13000 --ranker formula \
+    --out "$DATA/pred-$k.jsonl" --features "$DATA/features-$k.jsonl" --json \
+    > "$DATA/eval-$k.json" 2> "$DATA/eval-$k.log" &
+done
+wait
+python3 tools/train/check_features.py "$DATA/features-0.jsonl"
+
+stamp "train"
+python3 tools/train/train_ranker.py --features "$DATA"/features-*.jsonl --data "$DATA/mined" \
+  --repos tools/train/repos.tsv --seed "$SEED" \
+  --out crates/loupe-assemble/assets/ranker.json --report "$DATA/ranker-report.json"
+stamp "done: crates/loupe-assemble/assets/ranker.json"
