@@ -22,9 +22,9 @@ question: softmax cross-entropy over files (a file's score is a smooth
 maximum of its chunks', as the metric ranks a file by its best chunk;
 target uniform over gold files) plus half a softmax cross-entropy over
 chunks (target: the chunks touching changed lines), fitted with Adam from
-the hand formula's weights, projected onto w >= 0. The scale is then set so that the median best score per training
-question equals the hand formula's (the level-of-detail bands read absolute
-scores), which leaves every ordering unchanged.
+the hand formula's weights, projected onto w >= 0. Then a scale and a power
+(relevance = (w . x)^power) give the scores the formula's distribution over
+the top of the list (the level-of-detail bands read absolute scores).
 
 Deterministic given --seed (the order of minibatches is the only
 randomness; numpy's default_rng). Standard library + numpy; lightgbm only
@@ -245,13 +245,35 @@ def train_linear(queries, names, seed, epochs, lr, l2, batch):
     return w
 
 
+# Ranks whose scores the calibration matches to the formula's: the level of
+# detail bands and k read absolute scores along the whole top of the list,
+# not only at its head.
+CALIBRATION_RANKS = (1, 2, 3, 5, 10, 20, 40)
+
+
 def calibrate(w, queries):
-    """Scale so the median best final score matches the formula's."""
-    best_model = np.median([np.max(q.mult * (q.X @ w)) for q in queries])
-    best_formula = np.median([np.max(q.formula) for q in queries])
-    if best_model <= 0:
-        return w
-    return w * (best_formula / best_model)
+    """Scale c and power p such that (c * relevance)^p has the formula's
+    score distribution at CALIBRATION_RANKS (medians over the questions,
+    least squares in log space). A learned model whose scores fall off more
+    slowly than the formula's would otherwise give many more items high
+    levels of detail and pack fewer files. Orderings within a role are
+    unchanged by both."""
+    def kth(scores, k):
+        return [np.sort(s)[::-1][k - 1] for s in scores if len(s) >= k]
+    target = np.log([max(np.median(kth([q.formula for q in queries], k)), 1e-6)
+                     for k in CALIBRATION_RANKS])
+    rel = [q.X @ w for q in queries]
+    best = (float('inf'), 1.0, 1.0)
+    for p in np.arange(0.5, 3.0001, 0.05):
+        got = np.log([max(np.median(kth([q.mult * r ** p for q, r in zip(queries, rel)], k)),
+                          1e-9) for k in CALIBRATION_RANKS])
+        # With p fixed, log c * p is the mean gap (least squares).
+        shift = (target - got).mean()
+        err = ((target - got - shift) ** 2).sum()
+        if err < best[0]:
+            best = (err, float(np.exp(shift / p)), float(p))
+    _, c, p = best
+    return w * c, p
 
 
 def lambdamart(train, valid, seed):
@@ -302,11 +324,12 @@ def main():
     if not train or not valid:
         sys.exit('need questions in both splits')
     w = train_linear(train, names, a.seed, a.epochs, a.lr, a.l2, a.batch)
-    w = calibrate(w, train)
+    w, power = calibrate(w, train)
+    score = lambda q: q.mult * (q.X @ w) ** power
     report = {
         'formula': file_metrics(valid, [q.formula for q in valid]),
-        'linear': file_metrics(valid, [q.mult * (q.X @ w) for q in valid]),
-        'train_linear': file_metrics(train, [q.mult * (q.X @ w) for q in train]),
+        'linear': file_metrics(valid, [score(q) for q in valid]),
+        'train_linear': file_metrics(train, [score(q) for q in train]),
         'train_formula': file_metrics(train, [q.formula for q in train]),
     }
     lm = lambdamart(train, valid, a.seed)
@@ -318,6 +341,7 @@ def main():
     model = {
         'features': names,
         'weights': [round(float(x), 6) for x in w],
+        'power': round(power, 3),
         'provenance': {
             'trainer': 'tools/train/train_ranker.py',
             'loss': f'softmax cross-entropy over files (smooth max of chunks, gamma {GAMMA}) + {CHUNK_LOSS} x over chunks, beta {BETA}, w >= 0, Adam from the formula',
@@ -334,7 +358,7 @@ def main():
     if a.report:
         with open(a.report, 'w') as f:
             json.dump(report, f, indent=1)
-    print(f'wrote {a.out} in {time.time() - t0:.0f} s', file=sys.stderr)
+    print(f'wrote {a.out} in {time.time() - t0:.0f} s (power {power:.2f})', file=sys.stderr)
     for n, x in zip(names, w):
         print(f'  {n:20s} {x:.4f}', file=sys.stderr)
 

@@ -199,11 +199,23 @@ pub struct LinearModel {
     pub features: Vec<String>,
     /// One weight per feature, ≥ 0.
     pub weights: Vec<f32>,
+    /// Relevance is `(Σ wᵢ xᵢ)^power`: with the weights' scale, it gives
+    /// the scores the formula's distribution over the top of the list, so
+    /// the level-of-detail bands and `k` mean what they meant. 1 when absent.
+    #[serde(default = "one")]
+    pub power: f32,
     /// Where the weights came from (data, loss, seed, validation numbers);
     /// shown by `loupe status`-like tools, never used for scoring.
     #[serde(default)]
     pub provenance: serde_json::Value,
 }
+
+fn one() -> f32 {
+    1.0
+}
+
+/// Powers accepted in a model file: the calibration searches 0.5–3.
+const POWER_RANGE: std::ops::RangeInclusive<f32> = 0.25..=4.0;
 
 /// The relevance of one candidate split by breakdown group.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -247,11 +259,38 @@ impl LinearModel {
         if let Some(w) = model.weights.iter().find(|w| !w.is_finite() || **w < 0.0) {
             return Err(format!("weight {w} is not a finite number ≥ 0"));
         }
+        if !POWER_RANGE.contains(&model.power) {
+            return Err(format!(
+                "power {} is outside {:?}",
+                model.power, POWER_RANGE
+            ));
+        }
         Ok(model)
     }
 
-    /// Each group's share of the relevance.
+    /// Each group's share of the relevance `(Σ wᵢ xᵢ)^power`: the groups'
+    /// weighted sums, scaled alike so they add up to it.
     pub fn contributions(&self, x: &[f32; N_FEATURES]) -> Contributions {
+        let c = self.linear(x);
+        let total =
+            c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
+        if total <= 0.0 || self.power == 1.0 {
+            return c;
+        }
+        let f = total.powf(self.power) / total;
+        Contributions {
+            lexical: c.lexical * f,
+            vector: c.vector * f,
+            symbol: c.symbol * f,
+            graph: c.graph * f,
+            path_terms: c.path_terms * f,
+            file: c.file * f,
+            history: c.history * f,
+        }
+    }
+
+    /// Each group's weighted sum.
+    fn linear(&self, x: &[f32; N_FEATURES]) -> Contributions {
         let mut c = Contributions::default();
         for ((value, weight), (_, group)) in x.iter().zip(&self.weights).zip(FEATURES) {
             let v = value * weight;
@@ -335,6 +374,9 @@ mod tests {
         assert!(err.contains("-0.5"), "{err}");
         let err = LinearModel::from_json(&json(&names, &ok[..3])).unwrap_err();
         assert!(err.contains("3 weights"), "{err}");
+        let powered = serde_json::json!({"features": names, "weights": ok, "power": 9.0});
+        let err = LinearModel::from_json(&powered.to_string()).unwrap_err();
+        assert!(err.contains("power 9"), "{err}");
         assert!(LinearModel::from_json("{").is_err());
     }
 
@@ -378,14 +420,21 @@ mod tests {
         let model = LinearModel {
             features: FEATURES.iter().map(|(n, _)| n.to_string()).collect(),
             weights: (0..N_FEATURES).map(|i| i as f32 / 10.0).collect(),
+            power: 1.0,
             provenance: serde_json::Value::Null,
         };
-        let c = model.contributions(&x);
-        assert!(c.file > 0.0);
         let total: f32 = x.iter().zip(&model.weights).map(|(a, b)| a * b).sum();
-        let groups =
-            c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
-        assert!((total - groups).abs() < 1e-5);
-        assert_eq!(c.vector, 0.0);
+        for power in [1.0, 1.5] {
+            let model = LinearModel {
+                power,
+                ..model.clone()
+            };
+            let c = model.contributions(&x);
+            assert!(c.file > 0.0);
+            let groups =
+                c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
+            assert!((total.powf(power) - groups).abs() < 1e-4, "{power}");
+            assert_eq!(c.vector, 0.0);
+        }
     }
 }

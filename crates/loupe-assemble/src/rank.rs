@@ -731,6 +731,7 @@ mod tests {
                 0.0,
                 0.0,
             ],
+            power: 1.0,
             provenance: serde_json::Value::Null,
         };
         let (rules, _) = PathRules::new(&[]);
