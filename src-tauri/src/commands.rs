@@ -17,8 +17,8 @@ use crate::dto::{
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
 use loupe_engine::ask::unix_now;
-use loupe_engine::{AskRequest, Progress};
 use loupe_engine::watch::WatchEvent;
+use loupe_engine::{AskRequest, Progress};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -168,7 +168,11 @@ pub async fn assemble(
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
-    Ok(AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale))
+    Ok(AssemblyDto::new(
+        &answer.assembly,
+        &answer.selected,
+        answer.stale,
+    ))
 }
 
 /// The knobs of a project (built-in defaults, then the team's `.loupe.toml`,
@@ -417,4 +421,3 @@ pub async fn write_text(path: PathBuf, text: String) -> CommandResult<()> {
             )
         })
 }
-

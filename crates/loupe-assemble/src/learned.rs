@@ -199,9 +199,11 @@ pub struct LinearModel {
     pub features: Vec<String>,
     /// One weight per feature, ≥ 0.
     pub weights: Vec<f32>,
-    /// Relevance is `(Σ wᵢ xᵢ)^power`: with the weights' scale, it gives
-    /// the scores the formula's distribution over the top of the list, so
-    /// the level-of-detail bands and `k` mean what they meant. 1 when absent.
+    /// The shown score is `raw^power` (raw = relevance and boosts × role,
+    /// intent and path weights): with the weights' scale, it gives the
+    /// scores the formula's distribution over the top of the list, so the
+    /// level-of-detail bands and `k` mean what they meant. Monotone, so it
+    /// orders nothing differently. 1 when absent.
     #[serde(default = "one")]
     pub power: f32,
     /// Where the weights came from (data, loss, seed, validation numbers);
@@ -268,29 +270,17 @@ impl LinearModel {
         Ok(model)
     }
 
-    /// Each group's share of the relevance `(Σ wᵢ xᵢ)^power`: the groups'
-    /// weighted sums, scaled alike so they add up to it.
-    pub fn contributions(&self, x: &[f32; N_FEATURES]) -> Contributions {
-        let c = self.linear(x);
-        let total =
-            c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
-        if total <= 0.0 || self.power == 1.0 {
-            return c;
-        }
-        let f = total.powf(self.power) / total;
-        Contributions {
-            lexical: c.lexical * f,
-            vector: c.vector * f,
-            symbol: c.symbol * f,
-            graph: c.graph * f,
-            path_terms: c.path_terms * f,
-            file: c.file * f,
-            history: c.history * f,
+    /// The shown score of a candidate whose raw score is `raw`.
+    pub fn shape(&self, raw: f32) -> f32 {
+        if self.power == 1.0 {
+            raw
+        } else {
+            raw.max(0.0).powf(self.power)
         }
     }
 
-    /// Each group's weighted sum.
-    fn linear(&self, x: &[f32; N_FEATURES]) -> Contributions {
+    /// Each group's share of the relevance: its features' weighted sum.
+    pub fn contributions(&self, x: &[f32; N_FEATURES]) -> Contributions {
         let mut c = Contributions::default();
         for ((value, weight), (_, group)) in x.iter().zip(&self.weights).zip(FEATURES) {
             let v = value * weight;
@@ -424,17 +414,17 @@ mod tests {
             provenance: serde_json::Value::Null,
         };
         let total: f32 = x.iter().zip(&model.weights).map(|(a, b)| a * b).sum();
-        for power in [1.0, 1.5] {
-            let model = LinearModel {
-                power,
-                ..model.clone()
-            };
-            let c = model.contributions(&x);
-            assert!(c.file > 0.0);
-            let groups =
-                c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
-            assert!((total.powf(power) - groups).abs() < 1e-4, "{power}");
-            assert_eq!(c.vector, 0.0);
-        }
+        let c = model.contributions(&x);
+        assert!(c.file > 0.0);
+        let groups = c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
+        assert!((total - groups).abs() < 1e-5);
+        assert_eq!(c.vector, 0.0);
+        let powered = LinearModel {
+            power: 1.5,
+            ..model.clone()
+        };
+        assert_eq!(powered.shape(0.25), 0.125);
+        assert_eq!(model.shape(0.25), 0.25);
+        assert_eq!(powered.shape(-1.0), 0.0);
     }
 }

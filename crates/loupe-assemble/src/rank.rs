@@ -155,7 +155,8 @@ pub struct ScoreBreakdown {
     pub path_weight: f32,
     /// The glob that set `path_weight`, if any.
     pub path_rule: Option<String>,
-    /// `(relevance + boosts) × weights`, before the cap.
+    /// `(relevance + boosts) × weights`, before the cap (and before the
+    /// learned model's calibrating power, `LinearModel::shape`).
     pub raw: f32,
     /// The cap that applied: 1.0 pinned, 0.9 automatic.
     pub cap: f32,
@@ -361,10 +362,12 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
     };
     let raw =
         (relevance + primer_boost + recency_boost) * role_weight * intent_multiplier * path_weight;
+    // The learned model's calibration (monotone: it orders nothing differently).
+    let shaped = config.model.map_or(raw, |m| m.shape(raw));
     let (cap, score) = if s.pinned {
         (PINNED_SCORE, PINNED_SCORE)
     } else {
-        (AUTO_CAP, raw.clamp(0.0, AUTO_CAP))
+        (AUTO_CAP, shaped.clamp(0.0, AUTO_CAP))
     };
     ScoreBreakdown {
         lexical,
@@ -710,7 +713,10 @@ mod tests {
     #[test]
     fn the_formula_written_as_a_model_scores_like_the_formula() {
         let model = LinearModel {
-            features: learned::FEATURES.iter().map(|(n, _)| n.to_string()).collect(),
+            features: learned::FEATURES
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect(),
             weights: vec![
                 LEXICAL_WEIGHT,
                 0.0,
@@ -763,10 +769,7 @@ mod tests {
             },
         ] {
             let c = cand("src/a.rs", signals);
-            let (a, b) = (
-                score(&c, &rules, &formula),
-                score(&c, &rules, &as_model),
-            );
+            let (a, b) = (score(&c, &rules, &formula), score(&c, &rules, &as_model));
             for (x, y) in [
                 (a.lexical, b.lexical),
                 (a.vector, b.vector),

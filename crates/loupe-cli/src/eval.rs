@@ -85,8 +85,8 @@ fn ranker(spec: &str) -> Result<Ranker> {
         path => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading the ranking model {path}"))?;
-            let model = LinearModel::from_json(&text)
-                .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            let model =
+                LinearModel::from_json(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
             Ranker::Model(model)
         }
     })

@@ -169,7 +169,9 @@ impl Project {
 
         let mut candidates = cache.candidates.as_ref().clone();
         request.ablations.apply_candidates(&mut candidates);
-        let selected = self.apply_selection(&candidates, &request.selection).await?;
+        let selected = self
+            .apply_selection(&candidates, &request.selection)
+            .await?;
 
         let classification = request.question_type.map(|t| {
             let mut c = classify::classify(question, &analysis);
