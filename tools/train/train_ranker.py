@@ -23,8 +23,10 @@ maximum of its chunks', as the metric ranks a file by its best chunk;
 target uniform over gold files) plus half a softmax cross-entropy over
 chunks (target: the chunks touching changed lines), fitted with Adam from
 the hand formula's weights, projected onto w >= 0. Then a scale and a power
-(relevance = (w . x)^power) give the scores the formula's distribution over
-the top of the list (the level-of-detail bands read absolute scores).
+(score = raw^power, a monotone map; raw = relevance x role, intent and path
+weights) give the scores the formula's distribution over the top of the
+list (the level-of-detail bands and k read absolute scores); no ordering
+changes.
 
 Deterministic given --seed (the order of minibatches is the only
 randomness; numpy's default_rng). Standard library + numpy; lightgbm only
@@ -252,12 +254,12 @@ CALIBRATION_RANKS = (1, 2, 3, 5, 10, 20, 40)
 
 
 def calibrate(w, queries):
-    """Scale c and power p such that (c * relevance)^p has the formula's
+    """Scale c and power p such that (c * raw)^p has the formula's
     score distribution at CALIBRATION_RANKS (medians over the questions,
     least squares in log space). A learned model whose scores fall off more
     slowly than the formula's would otherwise give many more items high
-    levels of detail and pack fewer files. Orderings within a role are
-    unchanged by both."""
+    levels of detail and pack fewer files. Both maps are monotone in the
+    final score, so no ordering changes (Rust: `LinearModel::shape`)."""
     def kth(scores, k):
         return [np.sort(s)[::-1][k - 1] for s in scores if len(s) >= k]
     target = np.log([max(np.median(kth([q.formula for q in queries], k)), 1e-6)
@@ -265,7 +267,7 @@ def calibrate(w, queries):
     rel = [q.X @ w for q in queries]
     best = (float('inf'), 1.0, 1.0)
     for p in np.arange(0.5, 3.0001, 0.05):
-        got = np.log([max(np.median(kth([q.mult * r ** p for q, r in zip(queries, rel)], k)),
+        got = np.log([max(np.median(kth([(q.mult * r) ** p for q, r in zip(queries, rel)], k)),
                           1e-9) for k in CALIBRATION_RANKS])
         # With p fixed, log c * p is the mean gap (least squares).
         shift = (target - got).mean()
@@ -325,7 +327,7 @@ def main():
         sys.exit('need questions in both splits')
     w = train_linear(train, names, a.seed, a.epochs, a.lr, a.l2, a.batch)
     w, power = calibrate(w, train)
-    score = lambda q: q.mult * (q.X @ w) ** power
+    score = lambda q: (q.mult * (q.X @ w)) ** power
     report = {
         'formula': file_metrics(valid, [q.formula for q in valid]),
         'linear': file_metrics(valid, [score(q) for q in valid]),

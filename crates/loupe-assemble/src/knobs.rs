@@ -67,8 +67,8 @@ pub struct Knobs {
     pub recency_weight: f32,
     /// Base weight per role.
     pub role_weights: RoleWeights,
-    /// The model that turns signals into relevance: the shipped learned
-    /// model by default, the hand-set formula as the fallback.
+    /// The model that turns signals into relevance: the hand-set formula
+    /// by default, or the learned model (TRAINING.md).
     pub ranker: Ranker,
     /// Overrides the classified intent.
     pub intent: Option<Intent>,

@@ -171,11 +171,13 @@ pub struct ScoreBreakdown {
 #[serde(rename_all = "snake_case")]
 pub enum Ranker {
     /// The shipped learned model ([`learned::shipped`]); the formula if
-    /// this build's model file were unusable.
-    #[default]
+    /// this build's model file were unusable. Not the default: on the dev
+    /// sets it ranks within noise of the formula and packs fewer gold files
+    /// (EVAL.md, session 6).
     Learned,
-    /// The hand-set formula (the constants above): the documented fallback
-    /// and the ablation `loupe eval --ablate learned`.
+    /// The hand-set formula (the constants above): the default, and the
+    /// ablation `loupe eval --ablate learned`.
+    #[default]
     Formula,
     /// A model given as data (`loupe eval --ranker FILE`, for training runs).
     Model(LinearModel),

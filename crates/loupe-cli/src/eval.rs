@@ -71,15 +71,17 @@ pub struct EvalArgs {
     /// (JSONL, appended) for training the learned ranker (TRAINING.md).
     #[arg(long)]
     pub features: Option<PathBuf>,
-    /// The ranking model: `learned` (the shipped one, default), `formula`
-    /// (the hand-set weights), or the path of a model file.
-    #[arg(long, default_value = "learned")]
+    /// The ranking model: `default` (the product's, `Knobs::default()`),
+    /// `learned` (the shipped model), `formula` (the hand-set weights), or
+    /// the path of a model file.
+    #[arg(long, default_value = "default")]
     pub ranker: String,
 }
 
 /// The `--ranker` value as a knob.
 fn ranker(spec: &str) -> Result<Ranker> {
     Ok(match spec {
+        "default" => Ranker::default(),
         "learned" => Ranker::Learned,
         "formula" => Ranker::Formula,
         path => {
