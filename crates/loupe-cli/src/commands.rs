@@ -429,6 +429,17 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         bail!("the question is empty");
     }
     let project = open(cli, path).await?;
+    if project.catalog().generation().await? == 0 {
+        // Never a prompt about nothing: a folder that was never indexed is
+        // indexed first, with the progress bar.
+        eprintln!("{} is not indexed yet: indexing it first", path.display());
+        let r = index_with_bar(&project, path).await?;
+        // stderr: stdout is the prompt.
+        eprintln!(
+            "indexed {} files ({} chunks written)",
+            r.files_seen, r.chunks_added
+        );
+    }
     let mut knobs = team_knobs(project.root(), *no_team_defaults);
     flags.apply(&mut knobs);
     let answer = project

@@ -136,10 +136,20 @@ impl Project {
         let mut query = RetrieveQuery::from_analysis(question, &analysis);
         query.primers = Some(knobs.primers.clone());
 
+        let generation = self.catalog().generation().await?;
+        if generation == 0 {
+            // Never a prompt about nothing: the shell indexes first (the
+            // CLI does, with progress) or says what to run.
+            return Err(Error::Request(format!(
+                "{} is not indexed yet: run `loupe index {}` (or open it in the app) first",
+                self.root().display(),
+                self.root().display()
+            )));
+        }
         let key = CacheKey {
             question: question.to_owned(),
             primers: knobs.primers.clone(),
-            generation: self.catalog().generation().await?,
+            generation,
             history: self.history_head(),
         };
         if cache.key.as_ref() != Some(&key) {
@@ -206,6 +216,9 @@ impl Project {
                 "@{sym} names no indexed file or symbol: nothing pinned"
             ));
         }
+        if let Some(why) = self.why_nothing(&selected, &assembly).await? {
+            assembly.report.warnings.push(why);
+        }
         let mut in_prompt: Vec<String> = assembly
             .items
             .iter()
@@ -221,6 +234,63 @@ impl Project {
             stale,
             pins_dropped: cache.pins_dropped,
         })
+    }
+}
+
+impl Project {
+    /// When the prompt holds no code at all, the likely reason in words: a
+    /// prompt of instructions and a question alone must never pass as an
+    /// answer.
+    async fn why_nothing(
+        &self,
+        selected: &Selected,
+        assembly: &Assembly,
+    ) -> Result<Option<String>> {
+        if assembly.items.iter().any(|i| i.lod.is_some()) {
+            return Ok(None);
+        }
+        if selected.candidates.is_empty() {
+            let status = self.status().await?;
+            let why = if status.chunks == 0 {
+                format!(
+                    "nothing was retrieved: the index of {} is empty (no file Loupe can read; see `loupe status`)",
+                    self.root().display()
+                )
+            } else if assembly.report.analysis.terms.is_empty()
+                && assembly.report.analysis.paths.is_empty()
+            {
+                "nothing was retrieved: the question has no searchable words (add names of files, functions or terms)".to_owned()
+            } else {
+                format!(
+                    "nothing was retrieved: no indexed text of the {} files matches the question's words",
+                    status.files
+                )
+            };
+            return Ok(Some(why));
+        }
+        let hidden: Vec<&str> = assembly
+            .items
+            .iter()
+            .filter_map(|i| match &i.status {
+                loupe_assemble::report::ItemStatus::Dropped(
+                    loupe_assemble::report::DropReason::HiddenByPathWeight { glob },
+                ) => Some(glob.as_str()),
+                _ => None,
+            })
+            .collect();
+        if hidden.len() == assembly.items.len() {
+            let mut globs = hidden;
+            globs.sort_unstable();
+            globs.dedup();
+            return Ok(Some(format!(
+                "nothing is in the prompt: every retrieved chunk is hidden by a path weight of 0 ({})",
+                globs.join(", ")
+            )));
+        }
+        Ok(Some(
+            "nothing is in the prompt: no retrieved chunk fits the budget (see the dropped items)"
+                .to_owned(),
+        ))
     }
 }
 

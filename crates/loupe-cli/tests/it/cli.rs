@@ -86,6 +86,29 @@ fn assembly(data: &std::path::Path, root: &std::path::Path, args: &[&str]) -> se
     serde_json::from_str(&run_ok(&mut cmd)).unwrap()
 }
 
+/// Issue 16: a query on a folder never indexed indexes it first instead of
+/// printing a prompt with no code.
+#[test]
+fn query_on_an_unindexed_folder_indexes_it_first() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 3);
+    let out = loupe(data.path())
+        .args(["--embedder", "none", "query"])
+        .arg(dir.path())
+        .arg("how is the frobnication number computed?")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("not indexed yet: indexing it first"),
+        "{stderr}"
+    );
+    let prompt = String::from_utf8_lossy(&out.stdout);
+    assert!(prompt.contains("fn helper_"), "{prompt}");
+}
+
 #[test]
 fn query_weights_budget_and_pins_shape_the_prompt() {
     let data = tempfile::tempdir().unwrap();

@@ -398,7 +398,10 @@ async fn pins_mentions_and_graph_neighbours() {
     assert!(found.iter().all(|c| !c.signals.pinned));
     let a = p
         .ask(
-            &loupe_engine::AskRequest::new("@octocat says pack_items overflows", Default::default()),
+            &loupe_engine::AskRequest::new(
+                "@octocat says pack_items overflows",
+                Default::default(),
+            ),
             &mut loupe_engine::AskCache::default(),
         )
         .await
@@ -408,6 +411,81 @@ async fn pins_mentions_and_graph_neighbours() {
         a.report.warnings.iter().any(|w| w.contains("@octocat")),
         "{:?}",
         a.report.warnings
+    );
+}
+
+/// Issue 16: never a silent empty prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_says_why_a_prompt_holds_no_code() {
+    use loupe_engine::{AskCache, AskRequest};
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    let ask = |q: &str| AskRequest::new(q, Default::default());
+    // Never indexed: an error that says what to run, not an empty prompt.
+    let e = p
+        .ask(&ask("how are items packed?"), &mut AskCache::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("not indexed yet"), "{e}");
+    index(&p).await;
+    let mut cache = AskCache::default();
+    let found = p
+        .ask(&ask("how are items packed under a budget?"), &mut cache)
+        .await
+        .unwrap();
+    assert!(found.assembly.items.iter().any(|i| i.lod.is_some()));
+    assert!(
+        !found
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("nothing")),
+        "{:?}",
+        found.assembly.report.warnings
+    );
+    // No primers, so nothing at all comes back for words the code lacks.
+    let bare = loupe_assemble::Knobs {
+        primers: Vec::new(),
+        ..Default::default()
+    };
+    let none = p
+        .ask(
+            &AskRequest::new("zyxxyqq wuvvutt", bare.clone()),
+            &mut cache,
+        )
+        .await
+        .unwrap()
+        .assembly;
+    assert!(
+        none.report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("nothing was retrieved: no indexed text")),
+        "{:?}",
+        none.report.warnings
+    );
+    // Everything hidden by a path weight of 0.
+    let hide = AskRequest::new(
+        "how are items packed under a budget?",
+        loupe_assemble::Knobs {
+            path_weights: vec![loupe_assemble::rank::PathWeight {
+                glob: "**".into(),
+                weight: 0.0,
+            }],
+            ..bare
+        },
+    );
+    let hidden = p.ask(&hide, &mut cache).await.unwrap().assembly;
+    assert!(
+        hidden
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.contains("hidden by a path weight of 0 (**)")),
+        "{:?}",
+        hidden.report.warnings
     );
 }
 
