@@ -493,9 +493,7 @@ pub async fn check(project: &Project, golden: &GoldenFile, base: &Knobs) -> Resu
         let knobs = q.overrides.apply(base);
         let model = knobs.model.clone();
         let request = crate::AskRequest::new(q.ask.clone(), knobs);
-        let answer = project
-            .ask(&request, &mut crate::AskCache::default())
-            .await;
+        let answer = project.ask(&request, &mut crate::AskCache::default()).await;
         let report = match answer.map(|a| a.assembly) {
             Ok(assembly) => {
                 let paths = Arc::clone(&project.paths.read().unwrap_or_else(|e| e.into_inner()));
