@@ -283,9 +283,15 @@ pub fn assemble_with(
     // Rank.
     let (rules, glob_warnings) = PathRules::new(&knobs.path_weights);
     warnings.extend(glob_warnings);
+    let model = knobs.ranker.model();
     let rank_config = RankConfig {
-        model: knobs.ranker.model(),
-        stats: QueryStats::of(candidates),
+        model,
+        // Only the learned model reads them: the formula pays nothing.
+        stats: if model.is_some() {
+            QueryStats::of(candidates)
+        } else {
+            QueryStats::default()
+        },
         path_weights: &knobs.path_weights,
         primers: &knobs.primers,
         primer_boost: knobs.primer_boost,
