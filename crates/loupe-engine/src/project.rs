@@ -398,6 +398,19 @@ impl Project {
         &self.catalog
     }
 
+    /// Every indexed path, sorted, as of the last index run: what a shell
+    /// checks a named file against before it asks (pins, bans, "is this
+    /// file in the prompt?").
+    pub fn indexed_paths(&self) -> Arc<BTreeSet<String>> {
+        Arc::clone(&self.paths.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The defined names and the chunks that define them, as of the last
+    /// index run (case-insensitive [`SymbolTable::exact`] lookups).
+    pub fn symbol_table(&self) -> Arc<SymbolTable> {
+        Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
     async fn rebuild_lexical(&self, generation: u64) -> Result<()> {
         let mut writer = self.lexical.writer()?;
         writer.delete_all()?;

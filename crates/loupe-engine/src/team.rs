@@ -184,6 +184,27 @@ pub fn apply(text: &str, knobs: &mut Knobs) -> Vec<TeamWarning> {
     warnings
 }
 
+/// A path weight rule as the team file and the app allow it: a glob that
+/// compiles (trimmed) and a weight in 0..=[`MAX_TEAM_PATH_WEIGHT`]; `Err`
+/// says what is wrong. The MCP server checks its tools' rules with it too.
+pub fn check_path_weight(glob: &str, weight: f32) -> Result<PathWeight, String> {
+    let glob = glob.trim();
+    if glob.is_empty() {
+        Err("an empty glob".to_owned())
+    } else if !(0.0..=MAX_TEAM_PATH_WEIGHT).contains(&weight) {
+        Err(format!(
+            "weight {weight} for {glob:?}: must be between 0 and {MAX_TEAM_PATH_WEIGHT}"
+        ))
+    } else if let Err(e) = Glob::new(glob) {
+        Err(format!("{glob:?}: {}", e.kind()))
+    } else {
+        Ok(PathWeight {
+            glob: glob.to_owned(),
+            weight,
+        })
+    }
+}
+
 /// Sets `rule` in `weights`: replaces the weight of a rule with the same glob,
 /// else adds it. How `--weight` and golden questions override the team's
 /// rules per glob while keeping the others.
@@ -418,28 +439,12 @@ impl Layer<'_> {
     }
 
     fn path_weight(&mut self, line: usize, rule: RawWeight) -> Option<PathWeight> {
-        let glob = rule.glob.trim();
-        let problem = if glob.is_empty() {
-            Some("an empty glob".to_owned())
-        } else if !(0.0..=MAX_TEAM_PATH_WEIGHT).contains(&rule.weight) {
-            Some(format!(
-                "weight {} for {glob:?}: must be between 0 and {MAX_TEAM_PATH_WEIGHT}",
-                rule.weight
-            ))
-        } else if let Err(e) = Glob::new(glob) {
-            Some(format!("{glob:?}: {}", e.kind()))
-        } else {
-            None
-        };
-        match problem {
-            Some(p) => {
+        match check_path_weight(&rule.glob, rule.weight) {
+            Ok(rule) => Some(rule),
+            Err(p) => {
                 self.warn(line, format!("path weight ignored: {p}"));
                 None
             }
-            None => Some(PathWeight {
-                glob: glob.to_owned(),
-                weight: rule.weight,
-            }),
         }
     }
 
