@@ -20,6 +20,10 @@ const HTTP_EMBED_TIMEOUT_SECS: u64 = 60;
 
 /// Run one subcommand.
 pub async fn dispatch(cli: Cli) -> Result<()> {
+    if matches!(cli.command, Command::Mcp(_)) {
+        // The server keeps the global flags to open more projects later.
+        return crate::mcp::run(cli).await;
+    }
     match &cli.command {
         Command::Index { path, json } => index(&cli, path, *json).await,
         Command::Status {
@@ -36,6 +40,7 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
         Command::Watch { path } => watch(&cli, path).await,
         Command::Query { path, question, .. } => query(&cli, path, question).await,
         Command::Eval(args) => crate::eval::run(&cli, args).await,
+        Command::Mcp(_) => bail!("the MCP server is started above"),
         Command::Golden {
             path,
             file,
@@ -87,7 +92,7 @@ fn data_root(cli: &Cli) -> std::path::PathBuf {
         .unwrap_or_else(loupe_engine::store::default_data_root)
 }
 
-async fn open(cli: &Cli, path: &Path) -> Result<Project> {
+pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {
     let mut cfg = ProjectConfig::new(data_root(cli));
     cfg.walk.max_file_bytes = cli.max_file_bytes;
     cfg.embedder = embedder(cli)?;
@@ -115,7 +120,7 @@ pub(crate) fn cancel_on_ctrl_c() -> CancelToken {
 }
 
 /// An incremental index pass with a progress bar; Ctrl+C cancels it.
-async fn index_with_bar(project: &Project, path: &Path) -> Result<IndexReport> {
+pub(crate) async fn index_with_bar(project: &Project, path: &Path) -> Result<IndexReport> {
     let cancel = cancel_on_ctrl_c();
     let bar = Bar::new();
     let sink = |p| bar.update(p);
@@ -307,7 +312,7 @@ async fn watch(cli: &Cli, path: &Path) -> Result<()> {
 /// The knobs a command starts from: the built-in defaults with the
 /// project's `.loupe.toml` over them (unless `ignore`); what the file had
 /// that was ignored goes to stderr.
-fn team_knobs(root: &Path, ignore: bool) -> Knobs {
+pub(crate) fn team_knobs(root: &Path, ignore: bool) -> Knobs {
     if ignore {
         return Knobs::default();
     }
@@ -320,12 +325,13 @@ fn team_knobs(root: &Path, ignore: bool) -> Knobs {
 
 /// What `loupe query`'s knob flags set. Parsed before any work, so a bad
 /// flag fails fast; laid over the team's knobs once the project is open.
-struct QueryFlags {
-    model: Option<String>,
-    budget: Option<Budget>,
-    format: Option<Format>,
-    weights: Vec<PathWeight>,
-    primers: Vec<String>,
+/// `loupe mcp` builds one from a tool call's arguments.
+pub(crate) struct QueryFlags {
+    pub(crate) model: Option<String>,
+    pub(crate) budget: Option<Budget>,
+    pub(crate) format: Option<Format>,
+    pub(crate) weights: Vec<PathWeight>,
+    pub(crate) primers: Vec<String>,
 }
 
 impl QueryFlags {
@@ -385,7 +391,7 @@ impl QueryFlags {
 
     /// Each flag given wins over `knobs`; `--weight` sets its glob's rule
     /// and keeps the others.
-    fn apply(self, knobs: &mut Knobs) {
+    pub(crate) fn apply(self, knobs: &mut Knobs) {
         if let Some(model) = self.model {
             knobs.model = model;
         }
@@ -620,7 +626,7 @@ fn print_golden(report: &GoldenReport) {
     );
 }
 
-fn drop_reason(reason: &DropReason, unit: &str) -> String {
+pub(crate) fn drop_reason(reason: &DropReason, unit: &str) -> String {
     match reason {
         DropReason::OverBudget { needed } => {
             format!("over budget (needs {needed} {unit} even at its smallest)")

@@ -6,6 +6,7 @@
 mod clipboard;
 mod commands;
 mod eval;
+mod mcp;
 mod progress;
 
 use anyhow::Result;
@@ -172,6 +173,14 @@ pub enum Command {
     },
     /// Evaluate retrieval and packing on a dataset of real questions (see EVAL.md).
     Eval(eval::EvalArgs),
+    /// Serve the project to coding agents over MCP (stdio): tools `context`,
+    /// `search`, `explain` and `status`.
+    ///
+    /// Indexes PATH (incrementally), keeps it fresh while files change, and
+    /// answers on stdout with MCP messages only (progress and logs go to
+    /// stderr). Knobs: the built-in defaults, then the project's
+    /// `.loupe.toml`, then each tool call's arguments.
+    Mcp(mcp::McpArgs),
     /// Keep the index fresh while files change (Ctrl+C stops).
     Watch {
         /// The project folder.
