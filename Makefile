@@ -4,6 +4,7 @@
 #   make cli      build the `loupe` CLI, index PROJECT and show its status
 #   make test     install what is missing, then run every check and test
 #   make e2e      the real app under Xvfb (part of test)
+#   make mcp-test `loupe mcp` driven by the official MCP Python SDK (part of test)
 #   make package  a .deb of the app (AppImage needs a download: not offline)
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
@@ -31,7 +32,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy
+.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy mcp-test
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -105,7 +106,24 @@ e2e-app: deps ui-deps
 e2e: e2e-app tauri-driver
 	cd ui && LOUPE_APP=$(abspath $(E2E_APP)) LOUPE_SCREENSHOTS=$(abspath $(TARGET_DIR)/e2e/shots) $(XVFB) npm run test:e2e
 
-test: deps lint unit ui-test e2e
+## mcp-test: `loupe mcp` over stdio, driven by the official MCP Python SDK
+## (PyPI `mcp`, pinned) from a venv under the target dir; tests/mcp/.
+MCP_VENV := $(TARGET_DIR)/mcp-venv
+MCP_PY_DEPS := mcp==2.3.0 pytest==9.2.0 pytest-timeout==2.4.0
+# The stamp names the pins, so changing one reinstalls.
+MCP_STAMP := $(MCP_VENV)/.installed-$(subst ==,-,$(subst $(eval) ,_,$(MCP_PY_DEPS)))
+
+$(MCP_STAMP):
+	rm -rf $(MCP_VENV)
+	python3 -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install --quiet $(MCP_PY_DEPS)
+	touch $@
+
+mcp-test: $(MCP_STAMP)
+	$(CARGO) build -p loupe-cli
+	LOUPE_BIN=$(abspath $(TARGET_DIR)/debug/loupe) $(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp
+
+test: deps lint unit mcp-test ui-test e2e
 
 bench: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)

@@ -1,0 +1,508 @@
+"""`loupe mcp` driven by the official MCP Python SDK's stdio client.
+
+Each test starts the real `loupe` binary (LOUPE_BIN, default
+target/debug/loupe) on a small Rust + Python project made in a temp dir,
+with its own data dir and no embedder (lexical, symbol and graph signals:
+fast and deterministic on two cores), and talks to it as an agent would.
+
+Run: `make mcp-test`, or `target/mcp-venv/bin/pytest tests/mcp` after it
+installed the pinned SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+REPO = Path(__file__).resolve().parents[2]
+LOUPE = Path(os.environ.get("LOUPE_BIN", REPO / "target" / "debug" / "loupe"))
+INVALID_PARAMS = -32602
+# Generous: a cold start on a loaded two-core machine.
+CALL_TIMEOUT = 60.0
+
+pytestmark = pytest.mark.timeout(180)
+
+
+TOKENS_RS = '''\
+//! Token counting for prompts.
+
+/// Counts the tokens of `text` by splitting on whitespace and punctuation.
+pub fn count_tokens(text: &str) -> usize {
+    let mut count = 0;
+    let mut in_word = false;
+    for ch in text.chars() {
+        if ch.is_alphanumeric() {
+            if !in_word {
+                count += 1;
+                in_word = true;
+            }
+        } else {
+            in_word = false;
+            if !ch.is_whitespace() {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// Whether `text` fits in `budget` tokens.
+pub fn fits_budget(text: &str, budget: usize) -> bool {
+    count_tokens(text) <= budget
+}
+'''
+
+LEDGER_RS = '''\
+//! The invoice ledger.
+
+/// One line of an invoice.
+pub struct InvoiceLine {
+    pub amount_cents: i64,
+    pub quantity: u32,
+}
+
+/// The total of an invoice in cents, tax included.
+pub fn invoice_total(lines: &[InvoiceLine], tax_percent: i64) -> i64 {
+    let net: i64 = lines
+        .iter()
+        .map(|l| l.amount_cents * i64::from(l.quantity))
+        .sum();
+    net + net * tax_percent / 100
+}
+'''
+
+
+def big_rust_module() -> str:
+    """Twelve long, similar functions: more than a tiny budget can hold."""
+    out = ["//! Shipping rates per zone.\n"]
+    for n in range(12):
+        body = "\n".join(
+            f"    let step_{i} = weight_grams * {i + n} / (zone + {i + 1});" for i in range(30)
+        )
+        total = " + ".join(f"step_{i}" for i in range(30))
+        out.append(
+            f"/// Shipping rate for zone {n}: weight times the zone factor.\n"
+            f"pub fn shipping_rate_zone_{n}(weight_grams: u64, zone: u64) -> u64 {{\n"
+            f"{body}\n    {total}\n}}\n"
+        )
+    return "\n".join(out)
+
+
+REPORT_PY = '''\
+"""Rendering of ledger reports."""
+
+
+class ReportWriter:
+    """Writes a ledger report as plain text."""
+
+    def __init__(self, title):
+        self.title = title
+        self.rows = []
+
+    def add_row(self, name, cents):
+        """Adds one row of the report."""
+        self.rows.append((name, cents))
+
+    def render_report(self):
+        """Renders the report with a header and a total line."""
+        lines = [self.title, "=" * len(self.title)]
+        for name, cents in self.rows:
+            lines.append(f"{name:<20} {cents / 100:>10.2f}")
+        total = sum(c for _, c in self.rows)
+        lines.append(f"{'total':<20} {total / 100:>10.2f}")
+        return "\\n".join(lines)
+'''
+
+HELPERS_PY = '''\
+"""Small helpers."""
+
+
+def slugify(title):
+    """Lower-cases a title and joins its words with dashes."""
+    return "-".join(title.lower().split())
+'''
+
+
+def make_project(root: Path) -> Path:
+    files = {
+        "src/lib.rs": "pub mod ledger;\npub mod shipping;\npub mod tokens;\n",
+        "src/tokens.rs": TOKENS_RS,
+        "src/ledger.rs": LEDGER_RS,
+        "src/shipping.rs": big_rust_module(),
+        "tools/report.py": REPORT_PY,
+        "tools/helpers.py": HELPERS_PY,
+        "README.md": "# Ledger\n\nInvoices, shipping rates and token counting.\n",
+    }
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture()
+def workspace():
+    with tempfile.TemporaryDirectory(prefix="loupe-mcp-") as tmp:
+        tmp = Path(tmp)
+        project = make_project(tmp / "proj")
+        data = tmp / "data"
+        yield tmp, project, data
+
+
+def loupe_args(data: Path, *rest: str) -> list[str]:
+    return ["--data-dir", str(data), "--embedder", "none", "--no-history", *rest]
+
+
+@asynccontextmanager
+async def server(data: Path, project: Path, *extra: str, log: Path):
+    params = StdioServerParameters(
+        command=str(LOUPE),
+        args=loupe_args(data, "mcp", str(project), *extra),
+        env={"LOUPE_LOG": "warn"},
+    )
+    with open(log, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT) as session:
+                await session.initialize()
+                yield session
+
+
+def run(test, workspace, *extra: str):
+    """Runs `test(session, project, data)` against a fresh server; shows its
+    stderr when the test fails."""
+    tmp, project, data = workspace
+    log = tmp / "server.log"
+
+    async def main():
+        async with server(data, project, *extra, log=log) as session:
+            await test(session, project, data)
+
+    try:
+        anyio.run(main)
+    except BaseException:
+        if log.exists():
+            sys.stderr.write("--- server stderr ---\n" + log.read_text())
+        raise
+    return log.read_text()
+
+
+async def call(session: ClientSession, tool: str, **args):
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, f"{tool} failed: {result.content}"
+    return result
+
+
+async def structured(session: ClientSession, tool: str, **args) -> dict:
+    result = await call(session, tool, **args)
+    assert result.structured_content is not None
+    # The text block carries the same JSON, for clients without structured output.
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+async def context(session: ClientSession, **args) -> tuple[str, dict]:
+    result = await call(session, "context", **args)
+    assert len(result.content) == 2
+    prompt, report = result.content[0].text, json.loads(result.content[1].text)
+    assert report == result.structured_content
+    return prompt, report
+
+
+async def expect_invalid(session: ClientSession, tool: str, args: dict, *words: str):
+    with pytest.raises(MCPError) as err:
+        await session.call_tool(tool, args)
+    assert err.value.code == INVALID_PARAMS, err.value.message
+    for w in words:
+        assert w in err.value.message, err.value.message
+
+
+def test_binary_is_built():
+    assert LOUPE.is_file(), f"build {LOUPE} first (make mcp-test does)"
+
+
+def test_lists_four_tools_each_with_schemas(workspace):
+    async def body(session, project, data):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert sorted(tools) == ["context", "explain", "search", "status"]
+        for name, tool in tools.items():
+            assert tool.input_schema["type"] == "object", name
+            assert len(tool.description) > 80, name
+            assert tool.output_schema is not None, name
+            for prop, schema in tool.input_schema.get("properties", {}).items():
+                assert "description" in schema or "$ref" in schema, f"{name}.{prop}"
+        assert tools["context"].input_schema["required"] == ["question"]
+        assert set(tools["explain"].input_schema["required"]) == {"question", "target"}
+        props = tools["context"].input_schema["properties"]
+        for knob in ["budget", "model", "format", "path_weights", "pins", "bans", "project"]:
+            assert knob in props, knob
+
+    log = run(body, workspace)
+    assert "serving" in log
+
+
+def test_status_says_what_is_indexed(workspace):
+    async def body(session, project, data):
+        s = await structured(session, "status")
+        assert s["files"] == 7
+        assert s["chunks"] >= 7
+        assert s["generation"] >= 1
+        assert s["watching"] is True
+        assert s["lexical"]["ready"] is True
+        assert s["vectors"]["ready"] is False and "off" in s["vectors"]["detail"]
+        assert s["history"]["ready"] is False
+        assert Path(s["root"]) == project.resolve()
+
+    run(body, workspace)
+
+
+def test_context_gives_a_prompt_and_a_bounded_report(workspace):
+    async def body(session, project, data):
+        prompt, report = await context(session, question="How are tokens counted in count_tokens?")
+        assert "pub fn count_tokens" in prompt
+        assert report["budget"] == 16000
+        assert 0 < report["used"] <= report["budget"]
+        assert report["included"] >= 1
+        assert len(report["top_included"]) <= 10 and len(report["top_dropped"]) <= 5
+        top = report["top_included"][0]
+        assert top["chunk"].startswith("src/tokens.rs:")
+        assert 0 < top["score"] <= 1 and top["lod"] in range(6)
+
+        # The same question in Markdown, for another model, under a budget.
+        prompt, report = await context(
+            session,
+            question="How are tokens counted in count_tokens?",
+            format="markdown",
+            model="gpt-4",
+            budget=2000,
+        )
+        assert "```" in prompt and "<documents>" not in prompt
+        assert report["budget"] == 2000 and report["used"] <= 2000
+        assert report["model"] == "gpt-4"
+
+    run(body, workspace)
+
+
+def test_pins_bans_and_path_weights_shape_the_prompt(workspace):
+    async def body(session, project, data):
+        question = "How is the invoice total computed with tax?"
+        prompt, _ = await context(session, question=question)
+        assert "invoice_total" in prompt
+        assert "def slugify" not in prompt
+
+        # Pin a file and a symbol retrieval would not bring; ban the obvious one.
+        prompt, report = await context(
+            session,
+            question=question,
+            pins=["tools/helpers.py", "count_tokens"],
+            bans=["ledger.rs"],
+        )
+        assert "def slugify" in prompt
+        assert "pub fn count_tokens" in prompt
+        assert "invoice_total(lines" not in prompt
+        explained = await structured(
+            session, "explain", question=question, target="src/ledger.rs", bans=["ledger.rs"]
+        )
+        assert explained["verdict"] == "banned", explained
+
+        # Weight 0 hides a folder.
+        prompt, report = await context(
+            session,
+            question="render the ledger report rows",
+            path_weights=[{"glob": "tools/**", "weight": 0}],
+        )
+        assert "tools/report.py" not in prompt
+        hidden = [r for r in report["top_dropped"] if "path weight" in r.get("reason", "")]
+        assert hidden, report
+
+    run(body, workspace)
+
+
+def test_search_ranks_candidates_with_their_breakdown(workspace):
+    async def body(session, project, data):
+        s = await structured(session, "search", question="shipping rate for a zone", limit=3)
+        rows = s["rows"]
+        assert 1 <= len(rows) <= 3 <= s["candidates"]
+        assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+        assert rows[0]["path"] == "src/shipping.rs"
+        scores = [r["score"] for r in rows]
+        assert scores == sorted(scores, reverse=True)
+        for r in rows:
+            assert {"lexical", "vector", "symbol", "score", "relevance"} <= set(r["breakdown"])
+            assert r["breakdown"]["score"] == pytest.approx(r["score"])
+        s = await structured(session, "search", question="shipping rate for a zone")
+        assert len(s["rows"]) <= 20
+
+    run(body, workspace)
+
+
+def test_explain_says_where_a_target_is_or_why_not(workspace):
+    async def body(session, project, data):
+        q = "How are tokens counted in count_tokens?"
+        found = await structured(session, "explain", question=q, target="src/tokens.rs")
+        assert found["verdict"] == "in_prompt", found
+        assert found["rank"] >= 1 and found["lod"] in range(6)
+        assert found["chunk"].startswith("src/tokens.rs:")
+
+        symbol = await structured(session, "explain", question=q, target="count_tokens")
+        assert symbol["kind"] == "symbol" and symbol["verdict"] == "in_prompt"
+
+        unknown = await structured(session, "explain", question=q, target="count_tokenz")
+        assert unknown["verdict"] == "unknown"
+        assert unknown["suggestions"] == ["count_tokens"]
+
+        missing = await structured(session, "explain", question=q, target="tools/helpers.py")
+        assert missing["verdict"] in ("not_retrieved", "dropped"), missing
+
+        # Under a tiny budget the big module is retrieved but cannot fit whole.
+        tiny = await structured(
+            session, "explain", question="shipping rate zone 7", target="src/shipping.rs", budget=256
+        )
+        assert tiny["verdict"] in ("in_prompt", "dropped"), tiny
+        assert tiny["verdict"] == "dropped" or tiny["lod"] > 0 or tiny["chunks_in_prompt"] < tiny["chunks_retrieved"]
+
+    run(body, workspace)
+
+
+def test_bad_arguments_are_mcp_errors_and_the_server_keeps_serving(workspace):
+    async def body(session, project, data):
+        await expect_invalid(session, "context", {}, "question")
+        await expect_invalid(session, "context", {"question": "   "}, "empty")
+        await expect_invalid(session, "context", {"question": "q", "budget": 5}, "budget", "256")
+        await expect_invalid(session, "context", {"question": "q", "budget": 10_000_000}, "context window")
+        await expect_invalid(session, "context", {"question": "q", "budget": "big"}, "budget")
+        await expect_invalid(session, "context", {"question": "q", "budjet": 300}, "budjet")
+        await expect_invalid(session, "context", {"question": "q", "format": "html"}, "html")
+        await expect_invalid(
+            session, "context", {"question": "q", "path_weights": [{"glob": "src/**", "weight": 7}]}, "between 0 and 2"
+        )
+        await expect_invalid(session, "context", {"question": "q", "pins": ["no_such_thing_at_all"]}, "pins")
+        await expect_invalid(session, "context", {"question": "q @missing/file.rs"}, "missing/file.rs")
+        await expect_invalid(session, "search", {"question": "q", "limit": 0}, "limit")
+        await expect_invalid(session, "search", {"question": "q", "limit": 1000}, "limit")
+        await expect_invalid(session, "explain", {"question": "q"}, "target")
+        await expect_invalid(session, "status", {"project": "/"}, "outside")
+        await expect_invalid(session, "status", {"project": str(project / "nope")}, "project")
+        with pytest.raises(MCPError):
+            await session.call_tool("no_such_tool", {})
+        # Still serving, with the same answers as before.
+        s = await structured(session, "status")
+        assert s["files"] == 7
+        prompt, _ = await context(session, question="invoice total")
+        assert "invoice_total" in prompt
+
+    run(body, workspace)
+
+
+def test_a_budget_that_fits_nothing(workspace):
+    async def body(session, project, data):
+        # The smallest budget: the report says what did not fit, and the cap holds.
+        prompt, report = await context(session, question="shipping rate for zone 3", budget=256)
+        assert report["used"] <= 256
+        assert report["truncated"] is True
+        assert report["dropped"] >= 1 and report["top_dropped"]
+        assert all(r.get("reason") for r in report["top_dropped"])
+        # A question that alone outgrows the budget: a tool error that says so.
+        long_question = "Why is the shipping rate wrong? " + " ".join(f"detail{i}" for i in range(400))
+        result = await session.call_tool("context", {"question": long_question, "budget": 256})
+        assert result.is_error
+        assert "over the budget of 256" in result.content[0].text
+        # And the server answers the next call.
+        s = await structured(session, "status")
+        assert s["chunks"] > 0
+
+    run(body, workspace)
+
+
+def loupe_cli(data: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(LOUPE), *loupe_args(data, *args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_another_process_reads_while_the_server_runs_and_watches(workspace):
+    async def body(session, project, data):
+        before = (await structured(session, "status"))["generation"]
+
+        # A CLI query beside the server, concurrently with the server's own answer.
+        async def cli_query():
+            return await anyio.to_thread.run_sync(
+                lambda: loupe_cli(data, "query", str(project), "How is the invoice total computed?")
+            )
+
+        results = {}
+
+        async def server_call():
+            results["server"] = await context(session, question="How is the invoice total computed?")
+
+        async def cli_call():
+            results["cli"] = await cli_query()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server_call)
+            tg.start_soon(cli_call)
+        cli = results["cli"]
+        assert cli.returncode == 0, cli.stderr
+        assert "invoice_total" in cli.stdout
+        assert "invoice_total" in results["server"][0]
+
+        # An edit: the watcher re-indexes while another process queries.
+        (project / "src" / "zebra.rs").write_text(
+            "/// Paints zebra stripes on the invoice header.\npub fn paint_zebra_stripes(width: u32) -> u32 {\n    width / 2\n}\n"
+        )
+        during = await cli_query()
+        assert during.returncode == 0, during.stderr
+
+        deadline = time.monotonic() + 60
+        while True:
+            s = await structured(session, "status")
+            if s["generation"] > before and s["files"] == 8:
+                break
+            assert time.monotonic() < deadline, f"the watcher did not re-index: {s}"
+            await anyio.sleep(0.3)
+        prompt, _ = await context(session, question="paint zebra stripes")
+        assert "paint_zebra_stripes" in prompt
+
+        # And the CLI sees what the server indexed.
+        after = loupe_cli(data, "query", str(project), "paint zebra stripes")
+        assert after.returncode == 0, after.stderr
+        assert "paint_zebra_stripes" in after.stdout
+
+    log = run(body, workspace)
+    assert "re-indexed" in log
+
+
+def test_allowed_roots_let_a_call_name_another_project(workspace):
+    tmp, project, data = workspace
+    other = tmp / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "greet.py").write_text('def greet(name):\n    """Says hello."""\n    return "hello " + name\n')
+    outside = Path(tempfile.mkdtemp(prefix="loupe-outside-"))
+
+    async def body(session, project_dir, data_dir):
+        s = await structured(session, "status", project=str(other))
+        assert s["files"] == 1 and Path(s["root"]) == other.resolve()
+        prompt, _ = await context(session, question="how do we greet someone", project=str(other))
+        assert "def greet" in prompt
+        # The first project is still the default.
+        assert (await structured(session, "status"))["files"] == 7
+        await expect_invalid(session, "status", {"project": str(outside)}, "outside", "--allow-root")
+
+    try:
+        run(body, workspace, "--allow-root", str(tmp))
+    finally:
+        outside.rmdir()
