@@ -119,8 +119,11 @@ $(MCP_STAMP):
 	$(MCP_VENV)/bin/pip install --quiet $(MCP_PY_DEPS)
 	touch $@
 
+# target/debug/loupe as `cargo test --workspace` builds it (a no-op after
+# `unit`): `cargo build -p loupe-cli` unifies dependency features for that
+# crate alone, a second build of many crates on a cold target dir.
 mcp-test: $(MCP_STAMP)
-	$(CARGO) build -p loupe-cli
+	$(CARGO) test --workspace --no-run
 	LOUPE_BIN=$(abspath $(TARGET_DIR)/debug/loupe) $(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp
 
 test: deps lint unit mcp-test ui-test e2e
