@@ -68,7 +68,7 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
     /// Final score, 0–1 (pinned: 1).
-    pub score: f32,
+    pub score: f64,
     /// Level of detail in the prompt: 0 full text, 1 no comments, 2 signatures
     /// and docs, 3 skeleton, 4 names, 5 one-line summary.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,7 +102,7 @@ pub struct SearchRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
     /// Final score, 0–1.
-    pub score: f32,
+    pub score: f64,
     /// Whether it is in the prompt `context` would give with the same arguments.
     pub in_prompt: bool,
     /// Its level of detail there (see `context`).
@@ -238,9 +238,34 @@ fn row(rank: usize, r: &ItemRow, symbols: &HashMap<ChunkId, &str>, unit: &str) -
         rank,
         chunk: format!("{}:{}-{}", r.path, r.start_line, r.end_line),
         symbol: symbols.get(&r.id).map(|s| (*s).to_owned()),
-        score: r.score.score,
+        score: rounded(f64::from(r.score.score)),
         lod: r.lod,
         reason: reason(r, unit),
+    }
+}
+
+/// Decimals kept in scores: enough to order and compare them, and an f32
+/// widened to JSON's f64 otherwise prints 16 digits of noise.
+const SCORE_DECIMALS: i32 = 4;
+
+fn rounded(x: f64) -> f64 {
+    let scale = 10f64.powi(SCORE_DECIMALS);
+    (x * scale).round() / scale
+}
+
+/// Every float in `value` [`rounded`].
+fn round_numbers(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .and_then(|f| serde_json::Number::from_f64(rounded(f)))
+            .map_or(serde_json::Value::Number(n), serde_json::Value::Number),
+        serde_json::Value::Object(map) => serde_json::Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, round_numbers(v)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 
@@ -294,11 +319,11 @@ pub fn search_reply(answer: &Answer, limit: usize) -> SearchReply {
                 start_line: r.start_line,
                 end_line: r.end_line,
                 symbol: symbols.get(&r.id).map(|s| (*s).to_owned()),
-                score: r.score.score,
+                score: rounded(f64::from(r.score.score)),
                 in_prompt: r.status.is_in(),
                 lod: r.lod,
                 reason: reason(r, &a.report.unit),
-                breakdown: serde_json::to_value(&r.score).unwrap_or_default(),
+                breakdown: round_numbers(serde_json::to_value(&r.score).unwrap_or_default()),
             })
             .collect(),
     }
@@ -627,7 +652,8 @@ mod tests {
             rows,
             [(1, "c.rs", false), (2, "a.rs", true), (3, "a.rs", true)]
         );
-        assert_eq!(reply.rows[0].breakdown["score"], 0.9f32 as f64);
+        assert_eq!(reply.rows[0].breakdown["score"], 0.9);
+        assert_eq!(reply.rows[0].score, 0.9);
         assert_eq!(reply.rows[0].symbol.as_deref(), Some("big_one"));
     }
 
