@@ -87,27 +87,29 @@ pub async fn run(cli: Cli) -> Result<()> {
         others: Mutex::new(Vec::new()),
     });
     eprintln!("loupe mcp: serving {} over stdio", root.display());
-    let service = LoupeServer::new(Arc::clone(&projects))
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .context("starting the MCP session")?;
+    let serving = async {
+        let service = LoupeServer::new(Arc::clone(&projects))
+            .serve(rmcp::transport::stdio_pipes())
+            .await
+            .context("starting the MCP session")?;
+        service.waiting().await.context("the MCP session failed")?;
+        anyhow::Ok(())
+    };
+    // Ctrl+C ends the server at any point, the handshake included.
     let interrupted = tokio::select! {
-        quit = service.waiting() => {
-            quit.context("the MCP session failed")?;
-            false
-        }
+        done = serving => done.map(|()| false),
         // A failure to listen for Ctrl+C disables this branch.
-        Ok(()) = tokio::signal::ctrl_c() => true,
+        Ok(()) = tokio::signal::ctrl_c() => Ok(true),
     };
     projects.stop().await;
-    if interrupted {
+    if let Ok(true) = interrupted {
         // A read of an interactive stdin cannot be cancelled, and the
         // runtime would wait for it on shutdown: leave now, the indexes
         // are committed and the watchers stopped.
         eprintln!("loupe mcp: interrupted");
         std::process::exit(130);
     }
-    Ok(())
+    interrupted.map(|_| ())
 }
 
 /// PATH and every `--allow-root`, canonical (so `..` and symlinks cannot
