@@ -238,6 +238,19 @@ pub struct Contributions {
     pub history: f32,
 }
 
+impl Contributions {
+    /// The relevance they make up: the sum of the groups.
+    pub fn total(&self) -> f32 {
+        self.lexical
+            + self.vector
+            + self.symbol
+            + self.graph
+            + self.path_terms
+            + self.file
+            + self.history
+    }
+}
+
 impl LinearModel {
     /// Parses and checks a model file: the feature names must be
     /// [`FEATURES`]' in order, and every weight finite and ≥ 0 (a negative
@@ -416,8 +429,7 @@ mod tests {
         let total: f32 = x.iter().zip(&model.weights).map(|(a, b)| a * b).sum();
         let c = model.contributions(&x);
         assert!(c.file > 0.0);
-        let groups = c.lexical + c.vector + c.symbol + c.graph + c.path_terms + c.file + c.history;
-        assert!((total - groups).abs() < 1e-5);
+        assert!((total - c.total()).abs() < 1e-5);
         assert_eq!(c.vector, 0.0);
         let powered = LinearModel {
             power: 1.5,

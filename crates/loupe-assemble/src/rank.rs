@@ -333,6 +333,11 @@ fn formula(s: &crate::model::Signals) -> learned::Contributions {
 pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> ScoreBreakdown {
     let s = &candidate.signals;
     let chunk = &candidate.chunk;
+    let contributions = match config.model {
+        Some(model) => model.contributions(&learned::features(candidate, &config.stats)),
+        None => formula(s),
+    };
+    let relevance = contributions.total().min(1.0);
     let learned::Contributions {
         lexical,
         vector,
@@ -341,11 +346,7 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         path_terms,
         file,
         history,
-    } = match config.model {
-        Some(model) => model.contributions(&learned::features(candidate, &config.stats)),
-        None => formula(s),
-    };
-    let relevance = (lexical + vector + symbol + graph + path_terms + file + history).min(1.0);
+    } = contributions;
 
     let primer = s.primer || is_primer(&chunk.path, config.primers);
     let primer_boost = if primer { config.primer_boost } else { 0.0 };
