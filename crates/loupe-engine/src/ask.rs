@@ -123,6 +123,11 @@ impl Project {
     /// Answers `request`: retrieval (re-used from `cache` when only knobs,
     /// pins or bans changed), selection, assembly and the report.
     pub async fn ask(&self, request: &AskRequest, cache: &mut AskCache) -> Result<Answer> {
+        let answer = self.answer(request, cache).await;
+        answer.map_err(|e| self.damage_seen(e))
+    }
+
+    async fn answer(&self, request: &AskRequest, cache: &mut AskCache) -> Result<Answer> {
         let question = request.question.as_str();
         if question.trim().is_empty() {
             return Err(Error::Request("the question is empty".into()));

@@ -294,11 +294,43 @@ impl Catalog {
             .await?;
         let mut migrator = sqlx::migrate!("./migrations");
         migrator.set_ignore_missing(true);
-        migrator.run(&pool).await?;
+        if let Err(e) = migrator.run(&pool).await {
+            // Closed before the error returns: a caller setting the file
+            // aside must not race a connection still holding it.
+            pool.close().await;
+            return Err(e.into());
+        }
         // No `PRAGMA quick_check` here: it reads the whole file (1.3 s on a
         // 1.8M-chunk catalog). A damaged header already fails the migration
         // query above; damage deeper in surfaces as a query error.
         Ok(Self { pool })
+    }
+
+    /// Copy what another (damaged) catalog still gives of the two tables an
+    /// index rebuild cannot recompute cheaply: settings and cached vectors.
+    /// Each table comes whole or not at all (one statement each). Returns
+    /// what was kept, in words, for the recovery note (`; kept …`).
+    pub async fn salvage(&self, old: &Path) -> String {
+        let Ok(mut conn) = self.pool.acquire().await else {
+            return String::new();
+        };
+        let attached = sqlx::query("ATTACH DATABASE ? AS old")
+            .bind(old.to_string_lossy().into_owned())
+            .execute(&mut *conn)
+            .await;
+        if attached.is_err() {
+            return "; nothing could be read from the damaged file".into();
+        }
+        let mut notes = Vec::new();
+        for (table, what) in [("settings", "settings"), ("embeddings", "cached vectors")] {
+            let sql = format!("INSERT OR IGNORE INTO main.{table} SELECT * FROM old.{table}");
+            match sqlx::query(&sql).execute(&mut *conn).await {
+                Ok(r) => notes.push(format!("kept {} {what}", r.rows_affected())),
+                Err(_) => notes.push(format!("{what} unreadable, lost")),
+            }
+        }
+        let _ = sqlx::query("DETACH DATABASE old").execute(&mut *conn).await;
+        format!("; {}", notes.join(", "))
     }
 
     /// Close all connections (checkpointing the WAL).

@@ -69,6 +69,25 @@ pub enum Error {
     Request(String),
 }
 
+impl Error {
+    /// True when SQLite says the catalog file itself is damaged
+    /// (`SQLITE_CORRUPT`, `SQLITE_NOTADB`, any extended code of either), as
+    /// opposed to a busy database or a bad query: the case where the
+    /// catalog is set aside and rebuilt (`Project::open`).
+    pub fn is_catalog_damage(&self) -> bool {
+        let db = match self {
+            Error::Catalog(sqlx::Error::Database(db)) => db,
+            Error::Migrate(sqlx::migrate::MigrateError::Execute(sqlx::Error::Database(db))) => db,
+            _ => return false,
+        };
+        let primary = db
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .map(|c| c & 0xff);
+        matches!(primary, Some(11 | 26))
+    }
+}
+
 /// The engine's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

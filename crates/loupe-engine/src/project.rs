@@ -41,6 +41,50 @@ const EMBED_BATCH: usize = 64;
 /// Chunks loaded per page when rebuilding the lexical index.
 const REBUILD_PAGE: u32 = 2000;
 
+/// A file beside the catalog saying a command found it damaged; the next
+/// [`Project::open`] sets the catalog aside and rebuilds it.
+const DAMAGED_MARKER: &str = "catalog.damaged";
+
+/// Set a damaged catalog aside (with its WAL; one damaged copy is kept, an
+/// older one goes), create a fresh one holding what the old one still
+/// gives (settings, cached vectors) and say, in words, what happened.
+async fn heal_catalog(path: &Path, why: &str) -> Result<String> {
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+        let prefix = format!("{}.corrupt-", name.to_string_lossy());
+        let prefix_wal = format!("{}-wal.corrupt-", name.to_string_lossy());
+        let prefix_shm = format!("{}-shm.corrupt-", name.to_string_lossy());
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let n = entry.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&prefix) || n.starts_with(&prefix_wal) || n.starts_with(&prefix_shm) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let mut aside = None;
+    for suffix in ["", "-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{suffix}", path.display()));
+        if p.exists() {
+            let moved = store::quarantine(&p)?;
+            if suffix.is_empty() {
+                aside = Some(moved);
+            }
+        }
+    }
+    let catalog = Catalog::open(path).await?;
+    let kept = match &aside {
+        Some(old) => catalog.salvage(old).await,
+        None => String::new(),
+    };
+    catalog.close().await;
+    let aside = aside
+        .map(|a| format!("; the damaged file is kept as {}", a.display()))
+        .unwrap_or_default();
+    Ok(format!(
+        "the catalog {} was damaged ({why}): re-indexing the project from its files{kept}{aside}",
+        path.display()
+    ))
+}
+
 /// How a project is opened.
 #[derive(Clone)]
 pub struct ProjectConfig {
@@ -234,26 +278,63 @@ impl Project {
         store::ensure_dir(&dir)?;
         let info = serde_json::json!({ "root": root.to_string_lossy() });
         let _ = std::fs::write(dir.join("project.json"), info.to_string());
+        let catalog_path = dir.join("catalog.sqlite");
+        let damaged_marker = dir.join(DAMAGED_MARKER);
         let mut recovered = Vec::new();
+        if damaged_marker.exists() {
+            recovered.push(heal_catalog(&catalog_path, "a command found it damaged").await?);
+            let _ = std::fs::remove_file(&damaged_marker);
+        }
+        let first =
+            Self::open_with(root.clone(), dir.clone(), cfg.clone(), recovered.clone()).await;
+        match first {
+            Err(e) if e.is_catalog_damage() => {
+                recovered.push(heal_catalog(&catalog_path, &e.to_string()).await?);
+                Self::open_with(root, dir, cfg, recovered).await
+            }
+            other => other,
+        }
+    }
 
+    /// [`Project::open`] once the project's folder exists; fails with a
+    /// catalog-damage error (see [`Error::is_catalog_damage`]) for the
+    /// caller to heal and retry.
+    async fn open_with(
+        root: PathBuf,
+        dir: PathBuf,
+        cfg: ProjectConfig,
+        mut recovered: Vec<String>,
+    ) -> Result<Self> {
         let catalog_path = dir.join("catalog.sqlite");
         let catalog = match Catalog::open(&catalog_path).await {
             Ok(c) => c,
+            Err(e) if e.is_catalog_damage() => return Err(e),
             Err(e) => {
-                // A damaged catalog is derived data plus settings: keep it
-                // aside for inspection and start over rather than refuse to open.
-                for suffix in ["", "-wal", "-shm"] {
-                    let p = PathBuf::from(format!("{}{suffix}", catalog_path.display()));
-                    if p.exists() {
-                        store::quarantine(&p)?;
-                    }
-                }
-                recovered.push(format!(
-                    "catalog could not be opened ({e}); rebuilt from scratch"
-                ));
+                // Not SQLite's own damage report, but unopenable all the
+                // same (a migration that cannot apply): start over too.
+                recovered.push(heal_catalog(&catalog_path, &e.to_string()).await?);
                 Catalog::open(&catalog_path).await?
             }
         };
+        // On failure every connection is closed before returning, so a
+        // caller that sets the file aside never races a connection that
+        // would checkpoint into (or delete) the new catalog's WAL by name.
+        let handle = catalog.clone();
+        let opened = Self::load(root, dir, cfg, recovered, catalog).await;
+        if opened.is_err() {
+            handle.close().await;
+        }
+        opened
+    }
+
+    /// The rest of [`Project::open_with`], once the catalog is open.
+    async fn load(
+        root: PathBuf,
+        dir: PathBuf,
+        cfg: ProjectConfig,
+        mut recovered: Vec<String>,
+        catalog: Catalog,
+    ) -> Result<Self> {
         let version = catalog.meta("index_version").await?;
         if version.as_deref() != Some(INDEX_VERSION) {
             // A fresh catalog has nothing to clear; an old one is re-indexed.
@@ -509,7 +590,27 @@ impl Project {
         cancel: &CancelToken,
     ) -> Result<IndexReport> {
         let _guard = self.write.lock().await;
-        self.run(None, progress, cancel).await
+        let result = self.run(None, progress, cancel).await;
+        result.map_err(|e| self.damage_seen(e))
+    }
+
+    /// When `e` is SQLite reporting the catalog damaged: leave a mark so the
+    /// next open heals it, and say so, with the path, in the error.
+    pub(crate) fn damage_seen(&self, e: Error) -> Error {
+        if !e.is_catalog_damage() {
+            return e;
+        }
+        if let Err(w) = std::fs::write(self.dir.join(DAMAGED_MARKER), e.to_string()) {
+            tracing::warn!("could not mark the catalog as damaged: {w}");
+        }
+        Error::Corrupt {
+            what: "catalog",
+            detail: format!(
+                "{} ({e}); it will be set aside and rebuilt from the project's files \
+                 the next time the project is opened",
+                self.dir.join("catalog.sqlite").display()
+            ),
+        }
     }
 
     /// Re-index just `paths` (absolute, as a watcher reports them), without
@@ -523,6 +624,17 @@ impl Project {
         cancel: &CancelToken,
     ) -> Result<IndexReport> {
         let _guard = self.write.lock().await;
+        let result = self.update_paths_locked(paths, progress, cancel).await;
+        result.map_err(|e| self.damage_seen(e))
+    }
+
+    /// [`Project::update_paths`] with `self.write` held.
+    async fn update_paths_locked(
+        &self,
+        paths: &[PathBuf],
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<IndexReport> {
         let rels: Option<Vec<String>> = paths
             .iter()
             .map(|p| walk::rel_path(&self.root, p))

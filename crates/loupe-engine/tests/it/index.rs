@@ -302,6 +302,118 @@ async fn damaged_catalog_is_set_aside_and_rebuilt() {
     }));
 }
 
+/// Index the sample project, close it, and return its data dir once the
+/// WAL is checkpointed into the catalog file.
+async fn indexed_and_closed(
+    env: &Env,
+    embedder: Option<Arc<CountingEmbedder>>,
+) -> std::path::PathBuf {
+    let p = env
+        .open(embedder.map(|e| e as Arc<dyn loupe_engine::embed::Embedder>))
+        .await;
+    index(&p).await;
+    p.catalog()
+        .set_setting("knobs", "{\"budget\":9000}")
+        .await
+        .unwrap();
+    p.catalog().close().await;
+    let dir = p.data_dir().to_path_buf();
+    for _ in 0..100 {
+        if !dir.join("catalog.sqlite-wal").exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    dir
+}
+
+fn corrupt_copies(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy()
+                .starts_with("catalog.sqlite.corrupt-")
+        })
+        .count()
+}
+
+/// The issue's case: the header is fine (SQLite opens the file, migrations
+/// pass) but pages behind it are garbage, so reads fail with "database disk
+/// image is malformed". Opening sets the file aside and rebuilds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_damaged_behind_its_header_heals_on_open() {
+    let env = Env::new();
+    sample_project(&env);
+    let dir = indexed_and_closed(&env, None).await;
+    let path = dir.join("catalog.sqlite");
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 3 * 4096, "{} bytes", bytes.len());
+    for (i, b) in bytes.iter_mut().enumerate().skip(4096) {
+        *b = (i * 7 % 251) as u8;
+    }
+    std::fs::write(&path, bytes).unwrap();
+
+    let p = env.open(None).await;
+    let status = p.status().await.unwrap();
+    let note = status.recovered.join("\n");
+    assert!(note.contains("was damaged"), "{note}");
+    assert!(
+        note.contains(&*path.to_string_lossy()),
+        "names the file: {note}"
+    );
+    assert_eq!(status.files, 0);
+    assert_eq!(index(&p).await.files_changed, 4);
+    assert!(!search_paths(&p, "pack items").await.is_empty());
+    assert_eq!(corrupt_copies(&dir), 1);
+}
+
+/// A command that meets damage leaves a mark; the next open heals, keeping
+/// the settings and every cached vector (nothing is embedded again), and
+/// only the newest damaged copy is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healing_keeps_settings_and_cached_vectors() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(CountingEmbedder::default());
+    let dir = indexed_and_closed(&env, Some(embedder.clone())).await;
+    let embedded = embedder.calls.load(Ordering::SeqCst);
+    assert!(embedded > 0);
+    std::fs::write(
+        dir.join("catalog.sqlite.corrupt-1"),
+        b"an older damaged copy",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("catalog.damaged"),
+        b"database disk image is malformed",
+    )
+    .unwrap();
+
+    let p = env.open(Some(embedder.clone())).await;
+    let note = p.status().await.unwrap().recovered.join("\n");
+    assert!(
+        note.contains("settings") && !note.contains("kept 0 settings"),
+        "{note}"
+    );
+    assert!(
+        note.contains("cached vectors") && !note.contains("kept 0 cached"),
+        "{note}"
+    );
+    assert!(!dir.join("catalog.damaged").exists());
+    assert_eq!(
+        p.catalog().setting("knobs").await.unwrap().as_deref(),
+        Some("{\"budget\":9000}")
+    );
+    assert_eq!(index(&p).await.files_changed, 4);
+    assert_eq!(
+        embedder.calls.load(Ordering::SeqCst),
+        embedded,
+        "re-embedded"
+    );
+    assert_eq!(corrupt_copies(&dir), 1, "one damaged generation is kept");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_format_change_triggers_reindex() {
     let env = Env::new();
