@@ -17,7 +17,7 @@ pub mod state;
 pub use state::AppState;
 
 use loupe_engine::ProjectConfig;
-use loupe_engine::embed::{Embedder, PocketEmbedder, StaticEmbedder};
+use loupe_engine::embed::{CodeEmbedder, Embedder, PocketEmbedder, StaticEmbedder};
 use std::sync::Arc;
 use tauri::Runtime;
 
@@ -64,6 +64,7 @@ pub fn config_from_env() -> ProjectConfig {
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
         Ok("bundled") => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        Ok("code") => CodeEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
         _ => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };
     match embedder {

@@ -8,7 +8,9 @@
 #   PER_REPO examples per repository whose candidates are scored (default 10)
 #   SEED     trainer seed (default 7)
 #
-# Writes crates/loupe-assemble/assets/ranker.json and $DATA/ranker-report.json.
+# Writes crates/loupe-assemble/assets/ranker.json and $DATA/ranker-report.json,
+# then the code vectors: crates/loupe-engine/assets/code-vectors.{bin,probe.json}
+# and $DATA/vectors-report.json.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MIRRORS=${MIRRORS:-/work/.mirror}
@@ -45,4 +47,16 @@ stamp "train"
 python3 tools/train/train_ranker.py --features "$DATA"/features-*.jsonl --data "$DATA/mined" \
   --repos tools/train/repos.tsv --seed "$SEED" \
   --out crates/loupe-assemble/assets/ranker.json --report "$DATA/ranker-report.json"
-stamp "done: crates/loupe-assemble/assets/ranker.json"
+
+stamp "vector pairs (tools/train/pairs.py)"
+cargo build --release -p loupe-engine --example code_corpus
+python3 -c 'import scipy' 2>/dev/null || pip install -q scipy
+python3 tools/train/pairs.py --data "$DATA/mined" --repos tools/train/repos.tsv \
+  --mirrors "$MIRRORS" --per-repo 600 --seed "$SEED" --out "$DATA/pairs.jsonl"
+
+stamp "train vectors"
+python3 tools/train/train_vectors.py --pairs "$DATA/pairs.jsonl" --seed "$SEED" \
+  --out crates/loupe-engine/assets/code-vectors.bin \
+  --probes crates/loupe-engine/assets/code-vectors.probe.json \
+  --report "$DATA/vectors-report.json"
+stamp "done: crates/loupe-assemble/assets/ranker.json, crates/loupe-engine/assets/code-vectors.bin"

@@ -8,7 +8,7 @@ use loupe_assemble::render::Format;
 use loupe_assemble::report::DropReason;
 use loupe_assemble::{Budget, Knobs};
 use loupe_engine::embed::{
-    Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
+    CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
 };
 use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
 use loupe_engine::{AskRequest, CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
@@ -61,6 +61,9 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
 pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     Ok(match cli.embedder {
         EmbedderArg::None => None,
+        EmbedderArg::Code => Some(Arc::new(
+            CodeEmbedder::new().context("loading the code embedder")?,
+        )),
         EmbedderArg::Bundled => Some(Arc::new(
             PocketEmbedder::new().context("loading the bundled embedder")?,
         )),

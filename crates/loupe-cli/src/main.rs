@@ -43,6 +43,10 @@ pub struct Cli {
 /// Embedder choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EmbedderArg {
+    /// Loupe's own code-search vectors: a static model trained on fixes
+    /// mined from public repositories, compiled in (no download, no
+    /// first-run work).
+    Code,
     /// The bundled MiniLM model distilled into one vector per token (the
     /// default: ~100x faster, about the same retrieval quality; each token's
     /// vector is distilled the first time a text needs it and kept under the

@@ -9,9 +9,11 @@
 //!
 //! Does not cache: the catalog caches vectors by (content hash, model id).
 
+mod code;
 mod distill;
 mod table;
 
+pub use code::{CodeEmbedder, CodeModel, code_words};
 pub use distill::{
     MEAN_TXT, SAVE_INTERVAL, StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, models_dir,
     shipped_mean, table_id,

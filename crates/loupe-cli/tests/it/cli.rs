@@ -162,3 +162,41 @@ fn query_weights_budget_and_pins_shape_the_prompt() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("no indexed file"));
 }
+
+/// Issue 16: the same tree, knobs and question give the same prompt bytes
+/// from two cold indexes built with different thread counts, with vectors
+/// (the HNSW graph is built in parallel) and without.
+#[test]
+fn cold_indexes_with_different_thread_counts_give_the_same_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sixty files of the same shape: many chunks score alike, so any order
+    // that depends on which thread finished first shows.
+    generate(dir.path(), 60);
+    for embedder in ["none", "code"] {
+        let prompts: Vec<String> = ["1", "2"]
+            .iter()
+            .map(|threads| {
+                let data = tempfile::tempdir().unwrap();
+                run_ok(
+                    loupe(data.path())
+                        .env("RAYON_NUM_THREADS", threads)
+                        .args(["--embedder", embedder, "index"])
+                        .arg(dir.path()),
+                );
+                run_ok(
+                    loupe(data.path())
+                        .args(["--embedder", embedder, "query", "--budget", "4000"])
+                        .arg(dir.path())
+                        .arg("which helper computes the frobnication number of module 7?"),
+                )
+            })
+            .collect();
+        assert!(prompts[0].contains("helper_7_"), "{}", prompts[0]);
+        assert!(
+            prompts[0] == prompts[1],
+            "--embedder {embedder}: prompts differ ({} vs {} bytes)",
+            prompts[0].len(),
+            prompts[1].len()
+        );
+    }
+}
