@@ -52,10 +52,10 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 
 /// The project configuration from the environment: `LOUPE_DATA_DIR` (else
 /// the default data root) and `LOUPE_EMBEDDER`: `none` turns vectors off,
-/// `bundled` picks the bundled model itself; unset, `static` or anything
-/// else is the distilled model, as in the CLI. Opening it is cheap (its
-/// token table fills while a project embeds, in the background stage with
-/// progress), so nothing here delays the first window.
+/// `bundled` picks the bundled MiniLM itself, `static` its distilled table;
+/// unset or anything else is Loupe's own code vectors, as in the CLI. They
+/// are compiled in, so opening them costs milliseconds and nothing here
+/// delays the first window.
 pub fn config_from_env() -> ProjectConfig {
     let data_root: std::path::PathBuf = std::env::var_os("LOUPE_DATA_DIR")
         .map(Into::into)
@@ -64,8 +64,8 @@ pub fn config_from_env() -> ProjectConfig {
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
         Ok("bundled") => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
-        Ok("code") => CodeEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
-        _ => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        Ok("static") => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        _ => CodeEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };
     match embedder {
         Ok(e) => config.embedder = Some(e),

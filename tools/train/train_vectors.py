@@ -196,6 +196,8 @@ def main():
     ap.add_argument('--batch', type=int, default=512)
     ap.add_argument('--lr', type=float, default=0.003)
     ap.add_argument('--seed', type=int, default=7)
+    ap.add_argument('--evals-per-epoch', type=int, default=1,
+                    help='validate (and keep the best) this many times per epoch')
     ap.add_argument('--probes', help='write probe vectors here (for the Rust pooling test)')
     ap.add_argument('--corpus-exe', default='target/release/examples/code_corpus')
     a = ap.parse_args()
@@ -239,9 +241,11 @@ def main():
     log(f'validation, random init: MRR {start_mrr:.1f} recall@10 {start_r10:.1f}')
     best = (start_mrr, start_r10, 0, E.copy())
     history = []
+    n_batches = sum(1 for _ in batches(train, __import__('random').Random(0), a.batch))
+    every = max(1, n_batches // a.evals_per_epoch)
     for epoch in range(1, a.epochs + 1):
         losses = []
-        for idx in batches(train, pyrng, a.batch):
+        for k, idx in enumerate(batches(train, pyrng, a.batch), 1):
             idx = np.array(idx)
             nidx = np.array([j for i in idx for j in neg_of[i]], dtype=np.int64)
             Sb_q = Sq[idx]
@@ -274,12 +278,18 @@ def main():
             m = b1 * m + (1 - b1) * grad
             v = b2 * v + (1 - b2) * grad * grad
             E -= (a.lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)).astype(np.float32)
-        E_cur = E
-        mrr, r10 = evaluate(valid, embed)
-        history.append({'epoch': epoch, 'loss': float(np.mean(losses)), 'mrr': mrr, 'recall10': r10})
-        log(f'epoch {epoch}: loss {np.mean(losses):.3f}, validation MRR {mrr:.1f} recall@10 {r10:.1f}')
-        if mrr > best[0]:
-            best = (mrr, r10, epoch, E.copy())
+            # Every `every` batches and at the epoch's end (not twice
+            # when the last checkpoint falls just before it).
+            last = k == n_batches
+            if not last and (k % every or n_batches - k < every // 2):
+                continue
+            at = round(epoch - 1 + k / n_batches, 2)
+            E_cur = E
+            mrr, r10 = evaluate(valid, embed)
+            history.append({'epoch': at, 'loss': float(np.mean(losses)), 'mrr': mrr, 'recall10': r10})
+            log(f'epoch {at}: loss {np.mean(losses):.3f}, validation MRR {mrr:.1f} recall@10 {r10:.1f}')
+            if mrr > best[0]:
+                best = (mrr, r10, at, E.copy())
 
     q8, scale = quantize(best[3])
     E_cur = q8.astype(np.float32) * scale[:, None]

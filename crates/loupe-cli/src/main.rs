@@ -21,7 +21,7 @@ pub struct Cli {
     #[arg(long, global = true, env = "LOUPE_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// Which embedder computes vectors.
-    #[arg(long, global = true, value_enum, default_value_t = EmbedderArg::Static)]
+    #[arg(long, global = true, value_enum, default_value_t = EmbedderArg::Code)]
     pub embedder: EmbedderArg,
     /// Base URL of an OpenAI-compatible embeddings API (with --embedder http).
     #[arg(long, global = true, env = "LOUPE_EMBED_URL")]
@@ -43,14 +43,13 @@ pub struct Cli {
 /// Embedder choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EmbedderArg {
-    /// Loupe's own code-search vectors: a static model trained on fixes
-    /// mined from public repositories, compiled in (no download, no
-    /// first-run work).
+    /// Loupe's own code-search vectors (the default): a static model
+    /// trained on fixes mined from public repositories, compiled in (no
+    /// download, no first-run work).
     Code,
-    /// The bundled MiniLM model distilled into one vector per token (the
-    /// default: ~100x faster, about the same retrieval quality; each token's
-    /// vector is distilled the first time a text needs it and kept under the
-    /// data dir's `models/`).
+    /// The bundled MiniLM model distilled into one vector per token (each
+    /// token's vector is distilled the first time a text needs it and kept
+    /// under the data dir's `models/`).
     Static,
     /// The bundled MiniLM model itself (no download).
     Bundled,

@@ -130,8 +130,11 @@ pub struct CodeModel {
     pub dim: usize,
     /// Word → row.
     index: HashMap<String, u32>,
-    /// `rows × dim`, row-major, dequantized.
-    rows: Vec<f32>,
+    /// `rows × dim` int8 coordinates, row-major, as stored (a quarter of
+    /// the memory of f32 rows; pooling scales them on the fly).
+    quantized: Vec<i8>,
+    /// One scale per row.
+    scales: Vec<f32>,
     /// `loupe-code:` and a hash of the file bytes and the words version.
     id: String,
 }
@@ -184,11 +187,7 @@ impl CodeModel {
         if scales.iter().any(|s| !s.is_finite()) {
             return Err(bad("non-finite scale"));
         }
-        let data: Vec<f32> = quantized
-            .chunks_exact(dim)
-            .zip(&scales)
-            .flat_map(|(row, &s)| row.iter().map(move |&q| f32::from(q as i8) * s))
-            .collect();
+        let quantized: Vec<i8> = quantized.iter().map(|&b| b as i8).collect();
         let mut index = HashMap::with_capacity(rows);
         for (r, w) in words.iter().enumerate() {
             if index.insert((*w).to_owned(), r as u32).is_some() {
@@ -199,7 +198,8 @@ impl CodeModel {
         Ok(Self {
             dim,
             index,
-            rows: data,
+            quantized,
+            scales,
             id: format!("loupe-code:{}/w{WORDS_VERSION}", &hash[..16]),
         })
     }
@@ -227,9 +227,14 @@ impl CodeModel {
         counts.sort_unstable();
         let mut v = vec![0f32; self.dim];
         for (r, n) in counts {
+            let r = r as usize;
             let weight = 1.0 + (n as f32).ln();
-            let row = &self.rows[r as usize * self.dim..(r as usize + 1) * self.dim];
-            v.iter_mut().zip(row).for_each(|(x, y)| *x += weight * y);
+            let scale = self.scales[r];
+            let row = &self.quantized[r * self.dim..(r + 1) * self.dim];
+            // `q × scale` first, as the trainer dequantizes, so the sums match.
+            v.iter_mut()
+                .zip(row)
+                .for_each(|(x, &q)| *x += weight * (f32::from(q) * scale));
         }
         if crate::vectors::normalize(&mut v) {
             v
