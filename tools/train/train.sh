@@ -48,6 +48,9 @@ python3 tools/train/train_ranker.py --features "$DATA"/features-*.jsonl --data "
   --repos tools/train/repos.tsv --seed "$SEED" \
   --out crates/loupe-assemble/assets/ranker.json --report "$DATA/ranker-report.json"
 
+# The ranker's features above are dumped without vectors on purpose: the
+# code vectors are trained on the same repositories' newest commits, so
+# vector features of those questions would leak (EVAL.md, session 7).
 stamp "vector pairs (tools/train/pairs.py)"
 cargo build --release -p loupe-engine --example code_corpus
 python3 -c 'import scipy' 2>/dev/null || pip install -q scipy
@@ -55,7 +58,9 @@ python3 tools/train/pairs.py --data "$DATA/mined" --repos tools/train/repos.tsv 
   --mirrors "$MIRRORS" --per-repo 600 --seed "$SEED" --out "$DATA/pairs.jsonl"
 
 stamp "train vectors"
-python3 tools/train/train_vectors.py --pairs "$DATA/pairs.jsonl" --seed "$SEED" \
+# Epoch 1 is the best on validation; later epochs fit the training
+# repositories (TRAINING.md), so two are enough to see it.
+python3 tools/train/train_vectors.py --pairs "$DATA/pairs.jsonl" --seed "$SEED" --epochs 2 \
   --out crates/loupe-engine/assets/code-vectors.bin \
   --probes crates/loupe-engine/assets/code-vectors.probe.json \
   --report "$DATA/vectors-report.json"
