@@ -5,6 +5,7 @@
 #   make test     install what is missing, then run every check and test
 #   make e2e      the real app under Xvfb (part of test)
 #   make mcp-test `loupe mcp` driven by the official MCP Python SDK (part of test)
+#   make fuzz     every fuzz target for FUZZ_SECS (600) seconds each (FUZZING.md; not part of test)
 #   make package  a .deb of the app (AppImage needs a download: not offline)
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
@@ -32,7 +33,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy mcp-test
+.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy mcp-test fuzz
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -144,3 +145,9 @@ bench-peers: deps
 train: deps
 	$(CARGO) build --release -p loupe-cli
 	tools/train/train.sh
+
+## fuzz: every fuzz target (crates/loupe-engine/tests/fuzz.rs) for FUZZ_SECS seconds each (default 600), release build; results appended to target/fuzz-report.jsonl (FUZZING.md). Not part of test: make test runs a 2-second smoke of each.
+FUZZ_SECS ?= 600
+fuzz: deps
+	LOUPE_FUZZ_SECS=$(FUZZ_SECS) LOUPE_FUZZ_REPORT=$(CURDIR)/target/fuzz-report.jsonl \
+		cargo test --release -p loupe-engine --test fuzz -- --test-threads 1 --nocapture
