@@ -34,13 +34,13 @@ pub enum Error {
     },
     /// The SQLite catalog failed.
     #[error("catalog: {0}")]
-    Catalog(#[from] sqlx::Error),
+    Catalog(sqlx::Error),
     /// A catalog migration failed.
     #[error("catalog migration: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    Migrate(sqlx::migrate::MigrateError),
     /// The tantivy index failed.
     #[error("lexical index: {0}")]
-    Lexical(#[from] tantivy::TantivyError),
+    Lexical(tantivy::TantivyError),
     /// The vector index failed.
     #[error("vector index: {0}")]
     Vectors(String),
@@ -91,6 +91,27 @@ impl Error {
 /// The engine's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+// The wrapped errors are part of the message and deliberately not a
+// `source()`: a reporter that prints the chain (anyhow's `{:#}`) would
+// otherwise print SQLite's words twice or three times in one line.
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        Error::Catalog(e)
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for Error {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        Error::Migrate(e)
+    }
+}
+
+impl From<tantivy::TantivyError> for Error {
+    fn from(e: tantivy::TantivyError) -> Self {
+        Error::Lexical(e)
+    }
+}
+
 impl From<tokio::task::JoinError> for Error {
     fn from(e: tokio::task::JoinError) -> Self {
         Error::Task(e.to_string())
@@ -104,4 +125,33 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown cause".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `{:#}` of anyhow prints: every message of the source chain.
+    fn chain(e: &dyn std::error::Error) -> String {
+        let mut out = e.to_string();
+        let mut next = e.source();
+        while let Some(s) = next {
+            out.push_str(": ");
+            out.push_str(&s.to_string());
+            next = s.source();
+        }
+        out
+    }
+
+    #[test]
+    fn a_store_error_is_said_once() {
+        let e = Error::from(sqlx::Error::Protocol("disk image is malformed".into()));
+        let said = chain(&e);
+        assert_eq!(said.matches("malformed").count(), 1, "{said}");
+        let e = Error::from(sqlx::migrate::MigrateError::Execute(sqlx::Error::Protocol(
+            "disk image is malformed".into(),
+        )));
+        let said = chain(&e);
+        assert_eq!(said.matches("malformed").count(), 1, "{said}");
+    }
 }
