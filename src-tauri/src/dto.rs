@@ -648,21 +648,6 @@ pub struct RowDto {
     pub marked: Option<MarkedDto>,
 }
 
-/// Why an item was dropped, in words.
-fn drop_reason(reason: &DropReason) -> String {
-    match reason {
-        DropReason::OverBudget { needed } => format!("over budget (needs {needed})"),
-        DropReason::PinnedOverBudget { over_by } => {
-            format!("pinned items exceed the budget by {over_by}")
-        }
-        DropReason::BelowMinScore => "below the minimum score".into(),
-        DropReason::Duplicate { of } => format!("duplicate of #{of}"),
-        DropReason::HiddenByPathWeight { glob } => format!("hidden by path weight {glob}"),
-        DropReason::Diversity => "less diverse than kept items".into(),
-        DropReason::BeyondK => "ranked below k".into(),
-    }
-}
-
 /// A section's share of the prompt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -822,9 +807,11 @@ impl AssemblyDto {
                         Some(format!("degraded from LOD {wanted} to fit the budget")),
                     ),
                     ItemStatus::Dropped(r @ DropReason::HiddenByPathWeight { .. }) => {
-                        (RowStatus::Hidden, Some(drop_reason(r)))
+                        (RowStatus::Hidden, Some(r.describe(&assembly.report.unit)))
                     }
-                    ItemStatus::Dropped(r) => (RowStatus::Dropped, Some(drop_reason(r))),
+                    ItemStatus::Dropped(r) => {
+                        (RowStatus::Dropped, Some(r.describe(&assembly.report.unit)))
+                    }
                 };
                 RowDto {
                     id: item.id,

@@ -60,6 +60,37 @@ impl ItemStatus {
     pub fn is_in(&self) -> bool {
         !matches!(self, ItemStatus::Dropped(_))
     }
+
+    /// The status in words (`included`, `degraded (wanted LOD 1)`,
+    /// `dropped: ranked below the k cut`); `unit` names the budget's unit.
+    pub fn describe(&self, unit: &str) -> String {
+        match self {
+            ItemStatus::Included => "included".to_owned(),
+            ItemStatus::Degraded { wanted } => format!("degraded (wanted LOD {wanted})"),
+            ItemStatus::Dropped(r) => format!("dropped: {}", r.describe(unit)),
+        }
+    }
+}
+
+impl DropReason {
+    /// Why the item is not in the prompt, in words: the one wording the
+    /// CLI, the MCP server and the app show. `unit` names the budget's unit
+    /// (`tokens`, `chars`).
+    pub fn describe(&self, unit: &str) -> String {
+        match self {
+            DropReason::OverBudget { needed } => {
+                format!("over budget (needs {needed} {unit} even at its smallest)")
+            }
+            DropReason::PinnedOverBudget { over_by } => {
+                format!("pinned items overshoot the budget by {over_by} {unit}")
+            }
+            DropReason::BelowMinScore => "below the minimum score".to_owned(),
+            DropReason::Duplicate { of } => format!("duplicate of chunk {of}"),
+            DropReason::HiddenByPathWeight { glob } => format!("hidden by path weight {glob}"),
+            DropReason::Diversity => "diversity (MMR) preferred other items".to_owned(),
+            DropReason::BeyondK => "ranked below the k cut".to_owned(),
+        }
+    }
 }
 
 /// The sections of a prompt, in the seed's assembly order.

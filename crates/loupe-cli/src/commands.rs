@@ -5,7 +5,6 @@ use crate::{Cli, Command, EmbedderArg, FormatArg, ReportFormat};
 use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
-use loupe_assemble::report::DropReason;
 use loupe_assemble::{Budget, Knobs};
 use loupe_engine::embed::{
     CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
@@ -499,7 +498,7 @@ fn print_items(a: &loupe_assemble::Assembly) {
             .lod
             .map(|l| l.to_string())
             .unwrap_or_else(|| "-".into());
-        let status = serde_json::to_string(&item.status).unwrap_or_default();
+        let status = item.status.describe(&r.unit);
         eprintln!(
             "{:>3}  {:<50} {:>6.3} {:>3} {:>6}  {status}",
             i + 1,
@@ -603,7 +602,7 @@ fn print_golden(report: &GoldenReport) {
                     "dropped",
                     format!(
                         "rank {rank}, chunks in 0/{chunks}: {}",
-                        drop_reason(reason, &q.unit)
+                        reason.describe(&q.unit)
                     ),
                 ),
                 Outcome::NotRetrieved => (
@@ -627,20 +626,4 @@ fn print_golden(report: &GoldenReport) {
         report.expected,
         report.questions.len()
     );
-}
-
-pub(crate) fn drop_reason(reason: &DropReason, unit: &str) -> String {
-    match reason {
-        DropReason::OverBudget { needed } => {
-            format!("over budget (needs {needed} {unit} even at its smallest)")
-        }
-        DropReason::PinnedOverBudget { over_by } => {
-            format!("pinned items overshoot the budget by {over_by} {unit}")
-        }
-        DropReason::BelowMinScore => "below the minimum score".to_owned(),
-        DropReason::Duplicate { of } => format!("duplicate of chunk {of}"),
-        DropReason::HiddenByPathWeight { glob } => format!("hidden by path weight {glob}"),
-        DropReason::Diversity => "diversity (MMR) preferred other items".to_owned(),
-        DropReason::BeyondK => "ranked below the k cut".to_owned(),
-    }
 }

@@ -19,7 +19,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::args::Named;
-use crate::commands::drop_reason;
 
 /// Included rows a `context` report lists.
 pub const TOP_INCLUDED: usize = 10;
@@ -228,7 +227,7 @@ fn symbols(answer: &Answer) -> HashMap<ChunkId, &str> {
 
 fn reason(row: &ItemRow, unit: &str) -> Option<String> {
     match &row.status {
-        ItemStatus::Dropped(r) => Some(drop_reason(r, unit)),
+        ItemStatus::Dropped(r) => Some(r.describe(unit)),
         ItemStatus::Included | ItemStatus::Degraded { .. } => None,
     }
 }
@@ -402,7 +401,7 @@ pub fn explain_reply(answer: &Answer, target: &Named, index: &IndexedNames<'_>) 
             reason,
             chunks,
         } => {
-            let why = drop_reason(&reason, unit);
+            let why = reason.describe(unit);
             reply.verdict = Verdict::Dropped;
             reply.detail = format!(
                 "retrieved (best chunk ranks {rank} of {total}) but not in the prompt: {why}; pin it, raise its path weight or the budget to bring it in"

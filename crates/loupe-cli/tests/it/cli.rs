@@ -200,3 +200,26 @@ fn cold_indexes_with_different_thread_counts_give_the_same_prompt() {
         );
     }
 }
+
+/// Issue 15: `query --report` says each item's status in words, the same
+/// words as the app and the MCP server, not as a JSON object.
+#[test]
+fn query_report_states_statuses_in_words() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 12);
+    let out = loupe(data.path())
+        .args(["--embedder", "none", "query", "--report", "--budget", "600"])
+        .arg(dir.path())
+        .arg("how is the frobnication number computed?")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        report.contains("  included") || report.contains("  degraded"),
+        "{report}"
+    );
+    assert!(report.contains("dropped: "), "{report}");
+    assert!(!report.contains("{\"status\""), "{report}");
+}
