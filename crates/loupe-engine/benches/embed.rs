@@ -1,7 +1,9 @@
 //! Embedding throughput of the bundled model on real chunk texts: how the
 //! batch is split across threads, and how input length matters; then the
-//! static (distilled) embedder on the same texts, and on every chunk of the
-//! corpus with `LOUPE_BENCH_ALL=1`.
+//! static (distilled) embedder and Loupe's own code model on the same texts,
+//! and on every chunk of the corpus with `LOUPE_BENCH_ALL=1`, in one run so
+//! they compare as ratios. `LOUPE_BENCH_SKIP_BUNDLED=1` leaves out the
+//! bundled model (minutes on a large corpus).
 //!
 //! Run: `LOUPE_BENCH_CORPUS=DIR cargo bench -p loupe-engine --bench embed`
 //! (the static table fills into `LOUPE_BENCH_DATA`, default a temp dir:
@@ -9,7 +11,7 @@
 //! throughput is measured on the full table).
 
 use loupe_engine::chunk::{ChunkConfig, chunk_file};
-use loupe_engine::embed::{Embedder, PocketEmbedder, StaticEmbedder, embed_text_of};
+use loupe_engine::embed::{CodeEmbedder, Embedder, PocketEmbedder, StaticEmbedder, embed_text_of};
 use std::time::Instant;
 
 /// Texts embedded per measurement.
@@ -59,8 +61,37 @@ fn main() {
         }
     }
     texts.truncate(SAMPLE);
-    bench_bundled(&texts, &all);
+    if std::env::var_os("LOUPE_BENCH_SKIP_BUNDLED").is_none() {
+        bench_bundled(&texts, &all);
+    }
     bench_static(&texts, &all);
+    bench_code(&texts, &all);
+}
+
+/// Loupe's own code model: nothing to build, so the open time is the whole
+/// first-run cost.
+fn bench_code(texts: &[String], all: &[String]) {
+    let t = Instant::now();
+    let embedder = match CodeEmbedder::new() {
+        Ok(e) => e,
+        Err(e) => return eprintln!("code embedder: {e}"),
+    };
+    println!("code: opened in {:.3} s", t.elapsed().as_secs_f64());
+    for max in [1024usize, 512, 256] {
+        let cut: Vec<String> = texts.iter().map(|t| cut(t, max)).collect();
+        let t = Instant::now();
+        for _ in 0..STATIC_ROUNDS {
+            if let Err(e) = embedder.embed(&cut) {
+                return eprintln!("embed: {e}");
+            }
+        }
+        let n = cut.len() * STATIC_ROUNDS;
+        println!(
+            "code: {n} texts cut at {max:>4} bytes: {:>8.1} texts/s",
+            n as f64 / t.elapsed().as_secs_f64()
+        );
+    }
+    embed_all("code", &embedder, all);
 }
 
 fn bench_bundled(texts: &[String], all: &[String]) {
