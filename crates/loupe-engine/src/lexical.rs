@@ -34,8 +34,17 @@ use tantivy::tokenizer::{
     Tokenizer,
 };
 use tantivy::{
-    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TERMINATED, Term, doc,
+    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Searcher, SegmentReader,
+    TERMINATED, Term, doc,
 };
+
+/// A BM25 score rounded to 1/1024: the same chunk text scores the same
+/// up to the last bits of an f32 whatever the segment layout, and those
+/// bits must not decide an order (issue 16); a real difference in
+/// relevance is far larger than the grain.
+fn tie_grain(score: Score) -> Score {
+    (score * 1024.0).round() / 1024.0
+}
 
 /// Name under which the code analyzer is registered.
 pub(crate) const ANALYZER: &str = "loupe_code";
@@ -560,28 +569,24 @@ impl LexicalIndex {
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &TopDocs::with_limit(limit))?;
-        // Ids from the fast field: loading 200 stored documents (a block
-        // decompressed for each) was a few milliseconds of every question.
-        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
-            vec![None; searcher.segment_readers().len()];
-        let mut out = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let ord = address.segment_ord as usize;
-            let ids = match columns.get_mut(ord) {
-                Some(Some(column)) => column,
-                Some(slot) => slot.insert(
-                    searcher.segment_readers()[ord]
-                        .fast_fields()
-                        .u64(FIELD_CHUNK_ID)?,
-                ),
-                None => continue,
-            };
-            if let Some(id) = ids.first(address.doc_id) {
-                out.push((i64::try_from(id).unwrap_or(0), score));
+        // Ranked by (score to 1/1024, lower chunk id), not by tantivy's own tie-break
+        // (document address, which depends on how the index was built:
+        // segments, threads): the same tree gives the same ranks however it
+        // was indexed (issue 16). The id comes from the fast field, so no
+        // stored document is loaded (that was milliseconds per question).
+        let collector = TopDocs::with_limit(limit).tweak_score(|segment: &SegmentReader| {
+            let ids = segment.fast_fields().u64(FIELD_CHUNK_ID).ok();
+            move |doc: DocId, score: Score| {
+                let id = ids.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
+                (tie_grain(score), std::cmp::Reverse(id))
             }
-        }
-        Ok(out)
+        });
+        let top = searcher.search(&query, &collector)?;
+        Ok(top
+            .into_iter()
+            .filter(|((_, id), _)| id.0 != u64::MAX)
+            .map(|((score, id), _)| (i64::try_from(id.0).unwrap_or(0), score))
+            .collect())
     }
 
     /// File-level BM25 for analysed `terms`: the `limit` best files, best
@@ -673,17 +678,27 @@ impl LexicalIndex {
                 doc_weight[ord][doc as usize] += idf;
             }
         }
-        // Per file: the chunk with the most idf-weighted matches.
-        let mut best: HashMap<u32, ((usize, DocId), f32)> = HashMap::new();
+        // The chunk-id column of each segment.
+        let columns: Vec<tantivy::columnar::Column<u64>> = searcher
+            .segment_readers()
+            .iter()
+            .map(|r| r.fast_fields().u64(FIELD_CHUNK_ID))
+            .collect::<std::result::Result<_, _>>()?;
+        // Per file: the chunk with the most idf-weighted matches; on a tie
+        // the lower chunk id, not whichever segment came first (issue 16).
+        let mut best: HashMap<u32, (u64, f32)> = HashMap::new();
         for (ord, weights) in doc_weight.iter().enumerate() {
             for (doc, &weight) in weights.iter().enumerate() {
                 if weight <= 0.0 {
                     continue;
                 }
+                let Some(id) = columns[ord].first(doc as DocId) else {
+                    continue;
+                };
                 let file = stats.file_of[ord][doc];
-                let entry = best.entry(file).or_insert(((ord, doc as DocId), 0.0));
-                if weight > entry.1 {
-                    *entry = ((ord, doc as DocId), weight);
+                let entry = best.entry(file).or_insert((id, weight));
+                if weight > entry.1 || (weight == entry.1 && id < entry.0) {
+                    *entry = (id, weight);
                 }
             }
         }
@@ -698,25 +713,13 @@ impl LexicalIndex {
                 .then(stats.keys[a.0 as usize].cmp(&stats.keys[b.0 as usize]))
         });
         let mut out = Vec::with_capacity(limit.min(ranked.len()));
-        // The chunk-id column of each segment, opened when first needed.
-        let mut columns: Vec<Option<tantivy::columnar::Column<u64>>> =
-            vec![None; searcher.segment_readers().len()];
         for (file, score) in ranked {
             if out.len() == limit {
                 break;
             }
-            let Some(&((ord, doc), _)) = best.get(&file) else {
+            let Some(&(id, _)) = best.get(&file) else {
                 continue; // matched by path only: no chunk to point at
             };
-            let ids = match &mut columns[ord] {
-                Some(column) => column,
-                slot => slot.insert(
-                    searcher.segment_readers()[ord]
-                        .fast_fields()
-                        .u64(FIELD_CHUNK_ID)?,
-                ),
-            };
-            let Some(id) = ids.first(doc) else { continue };
             out.push(FileHit {
                 key: stats.keys[file as usize],
                 score,

@@ -162,10 +162,14 @@ impl VectorIndex {
         let found = self
             .hnsw
             .search_filter(&q, k, EF_SEARCH.max(k), Some(&filter));
-        found
+        let mut out: Vec<(ChunkId, f32)> = found
             .into_iter()
             .filter_map(|n| Some((i64::try_from(n.d_id).ok()?, 1.0 - n.distance)))
-            .collect()
+            .collect();
+        // Equal similarities (identical chunks) in chunk-id order, not in
+        // the order the graph, built in parallel, happened to yield them.
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
     }
 
     /// Write the index to `dir` atomically: dump into a sibling temporary
