@@ -148,6 +148,8 @@ train: deps
 
 ## fuzz: every fuzz target (crates/loupe-engine/tests/fuzz.rs) for FUZZ_SECS seconds each (default 600), release build; results appended to target/fuzz-report.jsonl (FUZZING.md). Not part of test: make test runs a 2-second smoke of each.
 FUZZ_SECS ?= 600
+FUZZ_MCP_CASES ?= 1000000
 fuzz: deps
 	LOUPE_FUZZ_SECS=$(FUZZ_SECS) LOUPE_FUZZ_REPORT=$(CURDIR)/target/fuzz-report.jsonl \
 		cargo test --release -p loupe-engine --test fuzz -- --test-threads 1 --nocapture
+	PROPTEST_CASES=$(FUZZ_MCP_CASES) cargo test --release -p loupe-cli --bin loupe any_arguments_decode

@@ -747,4 +747,81 @@ mod tests {
         assert_eq!(context["required"], json!(["question"]));
         assert_eq!(context["properties"]["budget"]["minimum"], 256);
     }
+
+    /// JSON values an agent might send, nested a few levels.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(serde_json::Value::from),
+            "\\PC{0,40}".prop_map(serde_json::Value::from),
+            prop::sample::select(
+                &[
+                    "src/**", "", "  ", "gpt-4o", "xml", "md", "json", "@main", "*"
+                ][..]
+            )
+            .prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                prop::collection::btree_map(key(), inner, 0..6)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// The tools' own argument names, and a few that are not.
+    fn key() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(
+                &[
+                    "question",
+                    "budget",
+                    "model",
+                    "format",
+                    "path_weights",
+                    "pins",
+                    "bans",
+                    "target",
+                    "limit",
+                    "glob",
+                    "weight",
+                    "extra",
+                ][..]
+            )
+            .prop_map(str::to_owned),
+            "[a-z_]{1,12}",
+        ]
+    }
+
+    proptest::proptest! {
+        /// Issue 16's fuzzing of the MCP arguments: whatever an agent sends,
+        /// decoding and checking answer Ok or a `BadArg`, never a panic
+        /// (cases: `PROPTEST_CASES`, 256 by default; `make fuzz` runs more).
+        #[test]
+        fn any_arguments_decode_or_are_refused_in_words(
+            args in proptest::collection::btree_map(key(), json_value(), 0..8)
+        ) {
+            let object = serde_json::Value::Object(args.into_iter().collect());
+            if let Ok(a) = decode::<ContextArgs>(object.clone())
+                && let Ok((_, shape)) = a.shape()
+            {
+                let _ = shape.knobs(Knobs::default());
+            }
+            if let Ok(a) = decode::<ExplainArgs>(object.clone())
+                && let Ok((_, _, shape)) = a.shape()
+            {
+                let _ = shape.knobs(Knobs::default());
+            }
+            if let Ok(a) = decode::<SearchArgs>(object.clone()) {
+                let _ = a.checked();
+            }
+            let _ = decode::<StatusArgs>(object);
+        }
+    }
 }
