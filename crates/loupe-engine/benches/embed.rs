@@ -77,20 +77,7 @@ fn bench_code(texts: &[String], all: &[String]) {
         Err(e) => return eprintln!("code embedder: {e}"),
     };
     println!("code: opened in {:.3} s", t.elapsed().as_secs_f64());
-    for max in [1024usize, 512, 256] {
-        let cut: Vec<String> = texts.iter().map(|t| cut(t, max)).collect();
-        let t = Instant::now();
-        for _ in 0..STATIC_ROUNDS {
-            if let Err(e) = embedder.embed(&cut) {
-                return eprintln!("embed: {e}");
-            }
-        }
-        let n = cut.len() * STATIC_ROUNDS;
-        println!(
-            "code: {n} texts cut at {max:>4} bytes: {:>8.1} texts/s",
-            n as f64 / t.elapsed().as_secs_f64()
-        );
-    }
+    by_length("code", &embedder, texts);
     embed_all("code", &embedder, all);
 }
 
@@ -154,6 +141,13 @@ fn bench_static(texts: &[String], all: &[String]) {
         ),
         Err(e) => return eprintln!("static table: {e}"),
     }
+    by_length("static", &embedder, texts);
+    embed_all("static", &embedder, all);
+}
+
+/// A static embedder's throughput on the sample cut at three lengths,
+/// [`STATIC_ROUNDS`] times each (too fast to time once).
+fn by_length(name: &str, embedder: &dyn Embedder, texts: &[String]) {
     for max in [1024usize, 512, 256] {
         let cut: Vec<String> = texts.iter().map(|t| cut(t, max)).collect();
         let t = Instant::now();
@@ -164,11 +158,10 @@ fn bench_static(texts: &[String], all: &[String]) {
         }
         let n = cut.len() * STATIC_ROUNDS;
         println!(
-            "static: {n} texts cut at {max:>4} bytes: {:>8.1} texts/s",
+            "{name}: {n} texts cut at {max:>4} bytes: {:>8.1} texts/s",
             n as f64 / t.elapsed().as_secs_f64()
         );
     }
-    embed_all("static", &embedder, all);
 }
 
 /// Every chunk of the corpus as indexing embeds it (`embed_text`, batches
