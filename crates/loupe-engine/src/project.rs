@@ -309,12 +309,17 @@ impl Project {
         let catalog = match Catalog::open(&catalog_path).await {
             Ok(c) => c,
             Err(e) if e.is_catalog_damage() => return Err(e),
-            Err(e) => {
-                // Not SQLite's own damage report, but unopenable all the
-                // same (a migration that cannot apply): start over too.
-                recovered.push(heal_catalog(&catalog_path, &e.to_string()).await?);
+            // Migrations that cannot apply to this file (a checksum or
+            // version mismatch, a dirty migration): derived data, start
+            // over. Anything else (busy, locked, an I/O error, a full disk)
+            // is reported: setting a healthy catalog aside would lose
+            // settings for nothing.
+            Err(Error::Migrate(m)) if !matches!(m, sqlx::migrate::MigrateError::Execute(_)) => {
+                recovered
+                    .push(heal_catalog(&catalog_path, &format!("catalog migration: {m}")).await?);
                 Catalog::open(&catalog_path).await?
             }
+            Err(e) => return Err(e),
         };
         // On failure every connection is closed before returning, so a
         // caller that sets the file aside never races a connection that
