@@ -1,7 +1,7 @@
 //! The watcher: notify + a debouncer feed changed paths to the index.
 //!
 //! A burst of file events (a save, a branch switch) becomes one debounced
-//! batch; every batch that touches a path outside the data directory and
+//! batch (batches a tick apart are gathered into one); every batch that touches a path outside the data directory and
 //! `.git/` triggers one [`Project::update_paths`] run: files already in the
 //! index are re-read without walking the folder; anything new falls back to
 //! a full incremental walk. Runs never overlap: while one
@@ -23,6 +23,10 @@ use std::time::Duration;
 /// Quiet time after the last event of a burst before re-indexing. 250 ms
 /// merges an editor's write-rename-chmod sequence into one batch.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
+
+/// Quiet time between the debouncer's batches before a run starts: longer
+/// than its tick (a quarter of [`DEBOUNCE`]), so one burst is one run.
+const SETTLE: Duration = Duration::from_millis(150);
 
 /// What the watcher tells its owner.
 #[derive(Debug)]
@@ -125,8 +129,11 @@ pub fn watch(
         let cancel = cancel.clone();
         tokio::spawn(async move {
             while let Some(mut batch) = rx.recv().await {
-                // Coalesce everything that arrived while we were busy.
-                while let Ok(more) = rx.try_recv() {
+                // Coalesce everything that arrived while we were busy, and
+                // the rest of a burst: the debouncer flushes each path once
+                // *it* has been quiet, so a checkout arrives as several
+                // batches a tick apart.
+                while let Ok(Some(more)) = tokio::time::timeout(SETTLE, rx.recv()).await {
                     batch.paths.extend(more.paths);
                     batch.head |= more.head;
                 }
