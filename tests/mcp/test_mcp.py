@@ -506,3 +506,98 @@ def test_allowed_roots_let_a_call_name_another_project(workspace):
         run(body, workspace, "--allow-root", str(tmp))
     finally:
         outside.rmdir()
+
+
+def test_watch_server_and_cli_write_and_read_one_project_at_once(workspace):
+    """`loupe watch`, the MCP server (which watches too), `loupe index` and
+    `loupe query`, as separate processes on one project during a storm of
+    edits: none errors, writes take turns through the lock, and every
+    process ends with the index a fresh one of the final tree gives."""
+    tmp, project, data = workspace
+    watch_log = tmp / "watch.log"
+    with open(watch_log, "w") as out:
+        watcher = subprocess.Popen(
+            [str(LOUPE), *loupe_args(data, "watch", str(project))],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "LOUPE_LOG": "warn"},
+        )
+    try:
+        deadline = time.monotonic() + CALL_TIMEOUT
+        while "watching" not in watch_log.read_text():
+            assert watcher.poll() is None, watch_log.read_text()
+            assert time.monotonic() < deadline, "loupe watch did not start"
+            time.sleep(0.1)
+
+        async def body(session, project, data):
+            cli_runs = []
+
+            def storm():
+                for n in range(120):
+                    (project / "src" / "storm").mkdir(exist_ok=True)
+                    (project / "src" / "storm" / f"s{n}.rs").write_text(
+                        f"/// Storm module {n}.\npub fn storm_cell_{n}(x: u64) -> u64 {{\n    x * {n} + 1\n}}\n"
+                    )
+                    if n % 10 == 0:
+                        ledger = project / "src" / "ledger.rs"
+                        ledger.write_text(LEDGER_RS + f"\n/// Revision {n}.\npub const LEDGER_REVISION: u32 = {n};\n")
+                    time.sleep(0.01)
+
+            def cli(*args):
+                cli_runs.append(loupe_cli(data, *args))
+
+            async def server_calls():
+                for _ in range(6):
+                    prompt, _ = await context(session, question="How is the invoice total computed?")
+                    assert "invoice_total" in prompt
+                    await structured(session, "status")
+                    await anyio.sleep(0.2)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, storm)
+                tg.start_soon(server_calls)
+                for args in [
+                    ("index", str(project)),
+                    ("query", str(project), "How is the invoice total computed?"),
+                    ("index", str(project)),
+                    ("query", str(project), "storm cell"),
+                ]:
+                    tg.start_soon(anyio.to_thread.run_sync, lambda a=args: cli(*a))
+
+            for r in cli_runs:
+                assert r.returncode == 0, r.stderr
+                assert "error" not in r.stderr.lower(), r.stderr
+
+            # What a fresh index of the final tree holds.
+            fresh = loupe_cli(tmp / "fresh-data", "index", str(project), "--json")
+            assert fresh.returncode == 0, fresh.stderr
+            want = json.loads(fresh.stdout)
+            want_status = json.loads(loupe_cli(tmp / "fresh-data", "status", str(project), "--json").stdout)["status"]
+            assert want_status["files"] == 127
+
+            deadline = time.monotonic() + 90
+            while True:
+                s = await structured(session, "status")
+                cli_status = json.loads(loupe_cli(data, "status", str(project), "--json").stdout)["status"]
+                same = all(
+                    x["files"] == want_status["files"] and x["chunks"] == want_status["chunks"]
+                    for x in (s, cli_status)
+                )
+                if same:
+                    break
+                assert time.monotonic() < deadline, f"never equal to a fresh index: {s} {cli_status} {want}"
+                await anyio.sleep(0.5)
+
+            prompt, _ = await context(session, question="storm_cell_119")
+            assert "x * 119 + 1" in prompt
+            last = loupe_cli(data, "query", str(project), "storm_cell_119")
+            assert last.returncode == 0, last.stderr
+            assert "x * 119 + 1" in last.stdout
+
+        log = run(body, workspace)
+        assert "error" not in log.lower(), log
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    text = watch_log.read_text()
+    assert "error" not in text.lower(), text

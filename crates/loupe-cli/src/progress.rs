@@ -35,6 +35,7 @@ impl Bar {
                 Stage::Embed => "embedding",
                 Stage::Vectors => "vector index",
                 Stage::Distill => "distilling",
+                Stage::Wait => "waiting for another Loupe process",
                 Stage::Done => "done",
             };
             let template = if p.total.is_some() {

@@ -141,7 +141,7 @@ impl Project {
         let mut query = RetrieveQuery::from_analysis(question, &analysis);
         query.primers = Some(knobs.primers.clone());
 
-        let generation = self.catalog().generation().await?;
+        let generation = self.catch_up().await?;
         if generation == 0 {
             // Never a prompt about nothing: the shell indexes first (the
             // CLI does, with progress) or says what to run.

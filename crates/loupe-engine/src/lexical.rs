@@ -450,6 +450,19 @@ impl LexicalIndex {
         }
     }
 
+    /// The catalog generation of the last commit on disk, which may be
+    /// another process's, newer than what the reader shows.
+    pub fn committed_generation(&self) -> Option<u64> {
+        let metas = self.index.load_metas().ok()?;
+        metas.payload?.parse().ok()
+    }
+
+    /// Show the last commit on disk (another process's, too) to searches.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload()?;
+        Ok(())
+    }
+
     fn try_open(dir: &Path) -> std::result::Result<Self, String> {
         if !dir.join("meta.json").exists() {
             return Err("no lexical index yet".into());

@@ -26,6 +26,9 @@ pub enum Stage {
     Distill,
     /// Writing the vector index.
     Vectors,
+    /// Waiting for another Loupe process to finish writing this project's
+    /// index (writes serialize through its lock).
+    Wait,
     /// Finished.
     Done,
 }

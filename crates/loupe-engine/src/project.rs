@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -38,8 +38,21 @@ const BINARY_SNIFF_BYTES: usize = 8000;
 /// Chunks embedded per call; large enough to keep both cores busy, small
 /// enough that cancel and progress stay responsive.
 const EMBED_BATCH: usize = 64;
+/// How long a question waits for another process's lexical commit, once
+/// its catalog commit is seen, before answering from what it holds.
+const CATCH_UP_WAIT: Duration = Duration::from_secs(2);
 /// Chunks loaded per page when rebuilding the lexical index.
 const REBUILD_PAGE: u32 = 2000;
+
+/// The write lock for a repair at open: waits while another process writes.
+fn wait_for_writer(dir: &Path) -> Result<WriteLock> {
+    WriteLock::acquire(dir, &CancelToken::new(), || {
+        tracing::info!(
+            "waiting for another Loupe process to finish writing {}",
+            dir.display()
+        );
+    })
+}
 
 /// A file beside the catalog saying a command found it damaged; the next
 /// [`Project::open`] sets the catalog aside and rebuilds it.
@@ -215,6 +228,13 @@ pub struct Project {
     /// against it on every question.
     pub(crate) paths: RwLock<Arc<BTreeSet<String>>>,
     write: tokio::sync::Mutex<()>,
+    /// The catalog generation the lexical reader and the in-memory tables
+    /// (symbols, live ids, paths) reflect. Another process's index run
+    /// moves the catalog past it; [`Project::catch_up`] follows.
+    loaded: AtomicU64,
+    /// Another process committed a generation whose vectors were not saved
+    /// yet when this one caught up: look for them again on the next question.
+    vectors_behind: AtomicBool,
     recovered: Vec<String>,
     /// Commit history: read when the project opens and again after a full
     /// index run that finds a new `HEAD`.
@@ -341,6 +361,16 @@ impl Project {
         catalog: Catalog,
     ) -> Result<Self> {
         let version = catalog.meta("index_version").await?;
+        // Repairs write: they wait for another process's run to end, and
+        // what that run committed may have made them unnecessary.
+        let mut repair_lock = None;
+        if version.as_deref() != Some(INDEX_VERSION) {
+            repair_lock = Some(wait_for_writer(&dir)?);
+        }
+        let version = match repair_lock {
+            Some(_) => catalog.meta("index_version").await?,
+            None => version,
+        };
         if version.as_deref() != Some(INDEX_VERSION) {
             // A fresh catalog has nothing to clear; an old one is re-indexed.
             if version.is_some() {
@@ -359,8 +389,17 @@ impl Project {
             }
             catalog.set_meta("index_version", INDEX_VERSION).await?;
         }
-        let generation = catalog.generation().await?;
-        let (lexical, state) = LexicalIndex::open(&dir.join("lexical"), generation)?;
+        let mut generation = catalog.generation().await?;
+        let mut opened = LexicalIndex::open(&dir.join("lexical"), generation)?;
+        if opened.1 != OpenState::Current && repair_lock.is_none() {
+            // Behind the catalog may only mean another process is between
+            // its catalog and lexical commits: wait for it, then look again.
+            drop(opened);
+            repair_lock = Some(wait_for_writer(&dir)?);
+            generation = catalog.generation().await?;
+            opened = LexicalIndex::open(&dir.join("lexical"), generation)?;
+        }
+        let (lexical, state) = opened;
         let history_from = cfg.history;
         let project = Self {
             dir,
@@ -372,6 +411,8 @@ impl Project {
             live: RwLock::new(Arc::new(HashSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
+            loaded: AtomicU64::new(generation),
+            vectors_behind: AtomicBool::new(false),
             recovered,
             primers: std::sync::Mutex::default(),
             history: Arc::new(RwLock::new(HistoryState {
@@ -400,7 +441,23 @@ impl Project {
             }
         }
         project.refresh_memory().await?;
-        project.load_vectors(generation).await?;
+        if !project.try_load_vectors(generation).await? {
+            // Rebuilt below: not beside another process's run, which may
+            // be about to save the file it is missing.
+            if repair_lock.is_none() {
+                repair_lock = Some(wait_for_writer(&project.dir)?);
+                let now = project.catalog.generation().await?;
+                if now != generation {
+                    // It committed while we waited: start from what it wrote.
+                    project.catch_up_locked(now).await?;
+                    generation = now;
+                }
+            }
+            if !project.try_load_vectors(generation).await? {
+                project.rebuild_vectors(generation).await?;
+            }
+        }
+        drop(repair_lock);
         project.refresh_history().await;
         Ok(project)
     }
@@ -551,27 +608,97 @@ impl Project {
         paths.extend(applied.inserted.iter().map(|c| c.path.clone()));
     }
 
-    async fn load_vectors(&self, generation: u64) -> Result<()> {
+    /// Load the vector index saved at `generation` for this embedder. False
+    /// when there is none to load (another generation, another model, a
+    /// damaged file); true too when there is no embedder.
+    async fn try_load_vectors(&self, generation: u64) -> Result<bool> {
         let Some(embedder) = self.cfg.embedder.clone() else {
-            return Ok(());
+            return Ok(true);
         };
         let dir = self.dir.join("vectors");
         let model = embedder.model_id().to_owned();
-        let loaded = {
-            let dir = dir.clone();
-            let model = model.clone();
+        let loaded =
             tokio::task::spawn_blocking(move || VectorIndex::load(&dir, generation, &model))
-                .await??
-        };
-        match loaded {
-            Some(index) => *lock_mut(&self.vectors) = Some(index),
-            None => self.rebuild_vectors(embedder.as_ref(), generation).await?,
+                .await??;
+        let found = loaded.is_some();
+        if let Some(index) = loaded {
+            *lock_mut(&self.vectors) = Some(index);
         }
+        Ok(found)
+    }
+
+    /// Bring this process's lexical reader and in-memory tables to
+    /// `generation`, which another process's index run committed; the
+    /// caller holds the write lock, so that run is over. A lexical index
+    /// still behind (that run died between its catalog and lexical
+    /// commits) is rebuilt. Vectors saved at `generation` are loaded;
+    /// otherwise the next [`Project::update_vectors`] reconciles the ones
+    /// held.
+    async fn catch_up_locked(&self, generation: u64) -> Result<()> {
+        if self.lexical.committed_generation() == Some(generation) {
+            self.lexical.reload()?;
+        } else {
+            self.rebuild_lexical(generation).await?;
+        }
+        self.refresh_memory().await?;
+        // When none were saved at `generation`, a run reconciles the ones
+        // held at its end; a question looks for a saved file again.
+        let behind = !self.try_load_vectors(generation).await?;
+        self.vectors_behind.store(behind, Ordering::Release);
+        self.loaded.store(generation, Ordering::Release);
         Ok(())
     }
 
+    /// Follow another process's index run before answering: when the
+    /// catalog moved past what this process holds and that run's lexical
+    /// commit is there too, reload the reader and the in-memory tables
+    /// (and the vectors, when saved at that generation). Until then, and
+    /// while this process is writing itself, what is held keeps answering:
+    /// one whole generation, never half of one. Returns the generation
+    /// answers come from.
+    pub(crate) async fn catch_up(&self) -> Result<u64> {
+        let held = self.loaded.load(Ordering::Acquire);
+        let generation = self.catalog.generation().await?;
+        if generation == held && !self.vectors_behind.load(Ordering::Acquire) {
+            return Ok(held);
+        }
+        // Our own run updates what we hold as it commits.
+        let Ok(_guard) = self.write.try_lock() else {
+            return Ok(held);
+        };
+        if generation == held {
+            // The other run saves its vectors after its commits.
+            let behind = !self.try_load_vectors(held).await?;
+            self.vectors_behind.store(behind, Ordering::Release);
+            return Ok(held);
+        }
+        // The other run commits its lexical index right after its catalog.
+        let deadline = Instant::now() + CATCH_UP_WAIT;
+        while self.lexical.committed_generation() != Some(generation) {
+            if let Some(_lock) = WriteLock::try_acquire(&self.dir)? {
+                // Nobody is writing: that run died between its commits.
+                let now = self.catalog.generation().await?;
+                self.catch_up_locked(now).await?;
+                return Ok(now);
+            }
+            if Instant::now() >= deadline {
+                return Ok(held);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.lexical.reload()?;
+        self.refresh_memory().await?;
+        let behind = !self.try_load_vectors(generation).await?;
+        self.vectors_behind.store(behind, Ordering::Release);
+        self.loaded.store(generation, Ordering::Release);
+        Ok(generation)
+    }
+
     /// Build the vector index from the catalog's cached vectors and save it.
-    async fn rebuild_vectors(&self, embedder: &dyn Embedder, generation: u64) -> Result<()> {
+    async fn rebuild_vectors(&self, generation: u64) -> Result<()> {
+        let Some(embedder) = self.cfg.embedder.clone() else {
+            return Ok(());
+        };
         let vectors = self.catalog.chunk_vectors(embedder.model_id()).await?;
         let dir = self.dir.join("vectors");
         let model = embedder.model_id().to_owned();
@@ -664,7 +791,19 @@ impl Project {
         progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<IndexReport> {
-        let _lock = WriteLock::acquire(&self.dir)?;
+        let _lock = WriteLock::acquire(&self.dir, cancel, || {
+            progress(Progress {
+                stage: Stage::Wait,
+                done: 0,
+                total: None,
+            })
+        })?;
+        // Another process may have written since we last looked: what we
+        // hold is the base this run's changes are applied to.
+        let now = self.catalog.generation().await?;
+        if now != self.loaded.load(Ordering::Acquire) {
+            self.catch_up_locked(now).await?;
+        }
         let mut report = IndexReport::default();
         let full = scope.is_none();
 
@@ -772,11 +911,21 @@ impl Project {
         // Only a full walk sees every file, so only it replaces the stored list.
         changes.diagnostics = full.then(|| diagnostics.clone());
         let changes_chunks = changes.changes_chunks();
-        let applied = self.commit(changes, &mut report.times).await?;
+        let applied = if self.changes_nothing(&changes, now).await? {
+            // No new generation: every process's answers and caches stay
+            // valid (a watcher's run over files another process indexed).
+            Applied {
+                generation: now,
+                ..Applied::default()
+            }
+        } else {
+            self.commit(changes, &mut report.times).await?
+        };
         let started = Instant::now();
         if changes_chunks {
             self.follow(&applied);
         }
+        self.loaded.store(applied.generation, Ordering::Release);
         report.times.lexical += started.elapsed();
         progress(Progress {
             stage: Stage::Commit,
@@ -818,6 +967,29 @@ impl Project {
             total: Some(1),
         });
         Ok(report)
+    }
+
+    /// Whether committing `changes` at `generation` would store nothing new:
+    /// no file changed, moved its mtime or went, the diagnostics are the
+    /// stored ones, and the project was indexed before (a first run commits
+    /// even an empty folder: generation 0 means "never indexed").
+    async fn changes_nothing(&self, changes: &ChangeSet, generation: u64) -> Result<bool> {
+        if generation == 0
+            || changes.changes_chunks()
+            || !changes.touched.is_empty()
+            || self.lexical.is_empty() != (self.catalog.counts().await?.1 == 0)
+        {
+            return Ok(false);
+        }
+        let Some(ours) = &changes.diagnostics else {
+            return Ok(true);
+        };
+        let key = |d: &Diagnostic| (d.path.clone(), format!("{:?}", d.kind), d.message.clone());
+        let mut ours: Vec<_> = ours.iter().map(key).collect();
+        let mut stored: Vec<_> = self.catalog.diagnostics().await?.iter().map(key).collect();
+        ours.sort();
+        stored.sort();
+        Ok(ours == stored)
     }
 
     /// Commit `changes` to the catalog and the lexical index.
@@ -951,7 +1123,7 @@ impl Project {
         };
         let dead = present.iter().filter(|id| !live.contains(id)).count();
         if points == 0 || dead as f64 > MAX_DEAD_FRACTION * points as f64 {
-            return self.rebuild_vectors(embedder, generation).await;
+            return self.rebuild_vectors(generation).await;
         }
         let missing: Vec<ChunkId> = live
             .iter()
@@ -964,7 +1136,7 @@ impl Project {
             .await?;
         let index = lock_mut(&self.vectors).take();
         let Some(mut index) = index else {
-            return self.rebuild_vectors(embedder, generation).await;
+            return self.rebuild_vectors(generation).await;
         };
         let dir = self.dir.join("vectors");
         let index = tokio::task::spawn_blocking(move || -> Result<VectorIndex> {
@@ -979,6 +1151,7 @@ impl Project {
 
     /// What is indexed and which signals are ready.
     pub async fn status(&self) -> Result<Status> {
+        self.catch_up().await?;
         let (files, chunks) = self.catalog.counts().await?;
         let live = Arc::clone(&lock(&self.live));
         let (vector_model, vector_chunks) = match lock(&self.vectors).as_ref() {

@@ -8,6 +8,7 @@
 //!
 //! Never writes inside the user's project.
 
+use crate::progress::CancelToken;
 use crate::{Error, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -76,31 +77,35 @@ pub struct WriteLock {
     _file: fs::File,
 }
 
-/// Attempts to take the write lock before saying another process has it.
-const LOCK_ATTEMPTS: u32 = 10;
-/// Pause between attempts.
+/// Pause between attempts while another process holds the lock.
 const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
 
 impl WriteLock {
-    /// Take the lock, or fail within a quarter of a second if another
-    /// process holds it. The short retry is not for other processes (they
-    /// hold it for a whole index run): a child this process forks (`git`
-    /// for the history) shares every open file until it execs, so a lock
-    /// just released on one thread can look held for that instant.
-    pub fn acquire(dir: &Path) -> Result<Self> {
-        let mut attempt = 1;
+    /// Take the lock, waiting for as long as another process holds it
+    /// (another process's index run: writes serialize, none is refused).
+    /// `on_wait` is called once, when the first attempt finds it held, so
+    /// the caller can say why nothing moves. Waiting ends with `Cancelled`
+    /// when `cancel` is set. A child this process forks (`git` for the
+    /// history) shares every open file until it execs, so a lock just
+    /// released on one thread can look held for that instant too.
+    pub fn acquire(dir: &Path, cancel: &CancelToken, on_wait: impl FnOnce()) -> Result<Self> {
+        let mut on_wait = Some(on_wait);
         loop {
-            match Self::try_acquire(dir) {
-                Err(Error::Request(_)) if attempt < LOCK_ATTEMPTS => {
-                    attempt += 1;
+            match Self::try_acquire(dir)? {
+                Some(lock) => return Ok(lock),
+                None => {
+                    if let Some(f) = on_wait.take() {
+                        f();
+                    }
+                    cancel.check()?;
                     std::thread::sleep(LOCK_RETRY);
                 }
-                other => return other,
             }
         }
     }
 
-    fn try_acquire(dir: &Path) -> Result<Self> {
+    /// The lock, or `None` while another process holds it.
+    pub(crate) fn try_acquire(dir: &Path) -> Result<Option<Self>> {
         let path = dir.join("write.lock");
         let file = fs::OpenOptions::new()
             .create(true)
@@ -113,10 +118,8 @@ impl WriteLock {
                 source: e,
             })?;
         match file.try_lock() {
-            Ok(()) => Ok(Self { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => Err(Error::Request(
-                "another Loupe process is indexing this project; try again when it finishes".into(),
-            )),
+            Ok(()) => Ok(Some(Self { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => Ok(None),
             Err(fs::TryLockError::Error(e)) => Err(Error::Io {
                 what: "take write lock",
                 path,
@@ -152,22 +155,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_held_lock_is_refused_and_a_released_one_taken() {
+    fn a_held_lock_is_waited_for_and_the_wait_can_be_cancelled() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let held = WriteLock::acquire(dir.path()).expect("first");
-        // Released between attempts: taken on a retry, not refused.
+        let none = CancelToken::new();
+        let held = WriteLock::acquire(dir.path(), &none, || {}).expect("first");
+        // Held for a while by another holder: waited for, then taken.
         let releaser = std::thread::spawn(move || {
-            std::thread::sleep(LOCK_RETRY * 2);
+            std::thread::sleep(LOCK_RETRY * 8);
             drop(held);
         });
-        let second = WriteLock::acquire(dir.path()).expect("taken once released");
+        let mut waited = false;
+        let second =
+            WriteLock::acquire(dir.path(), &none, || waited = true).expect("taken once released");
         releaser.join().expect("releaser");
-        // Held for longer than all attempts: a clear refusal.
-        let refused = WriteLock::acquire(dir.path());
-        assert!(
-            matches!(refused, Err(Error::Request(ref m)) if m.contains("another Loupe process"))
-        );
+        assert!(waited, "the wait was announced");
+        // Held, and the waiter cancelled: it stops waiting with Cancelled.
+        let cancel = CancelToken::new();
+        let refused = WriteLock::acquire(dir.path(), &cancel, || cancel.cancel());
+        assert!(matches!(refused, Err(Error::Cancelled)), "{refused:?}");
         drop(second);
-        assert!(WriteLock::acquire(dir.path()).is_ok());
+        let mut waited = false;
+        assert!(WriteLock::acquire(dir.path(), &none, || waited = true).is_ok());
+        assert!(!waited, "a free lock is taken at once");
     }
 }

@@ -141,9 +141,8 @@ struct Served {
 }
 
 impl Served {
-    /// Opens `path`, indexes it incrementally and starts its watcher. When
-    /// another process holds the write lock (it is indexing), serves the
-    /// index as it is: the watcher catches up on the next change.
+    /// Opens `path`, indexes it incrementally (after another process's run,
+    /// when one holds the write lock) and starts its watcher.
     async fn start(cli: &Cli, path: &Path) -> Result<Arc<Served>> {
         let project = Arc::new(commands::open(cli, path).await?);
         match commands::index_with_bar(&project, path).await {
@@ -155,9 +154,6 @@ impl Served {
                 r.files_deleted,
                 r.chunks_added
             ),
-            Err(e) if matches!(e.downcast_ref(), Some(loupe_engine::Error::Request(_))) => {
-                eprintln!("loupe mcp: warning: {e:#}; serving the index as it is");
-            }
             Err(e) => return Err(e),
         }
         let label = project.root().display().to_string();

@@ -6,6 +6,7 @@
 )]
 
 mod chunk;
+mod concurrency;
 mod embed;
 mod history;
 mod index;
