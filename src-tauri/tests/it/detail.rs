@@ -168,3 +168,75 @@ fn the_prompt_is_written_and_a_failed_write_is_a_storage_error() {
     );
     assert_eq!(e["code"], "engine", "{e}");
 }
+
+/// The app beside another Loupe process on the same project (the CLI, an
+/// MCP server): what the other writes reaches the app's answers without a
+/// re-open, and the app's watcher runs after the other's writes instead of
+/// failing on its lock.
+#[test]
+fn another_process_writing_the_project_reaches_the_app() {
+    use loupe_engine::progress::no_progress;
+    use loupe_engine::{CancelToken, Project, ProjectConfig};
+    let h = Harness::new();
+    let root = h.open();
+    let other =
+        tauri::async_runtime::block_on(Project::open(h.root(), ProjectConfig::new(h.data())))
+            .unwrap();
+    std::fs::write(
+        h.root().join("src/elsewhere.rs"),
+        "/// Written while the app was open.\npub fn indexed_elsewhere() -> u32 { 11 }\n",
+    )
+    .unwrap();
+    tauri::async_runtime::block_on(other.index(&no_progress, &CancelToken::new())).unwrap();
+    let a: AssemblyDto = h.ok(
+        "assemble",
+        h.ask("what does indexed_elsewhere return?", json!({})),
+    );
+    assert!(
+        a.rows.iter().any(|r| r.path == "src/elsewhere.rs"),
+        "the app answers from the other process's index"
+    );
+
+    // Both write now: the app's watcher and the other process.
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let channel = Channel::new(move |body: InvokeResponseBody| {
+        let e: WatchEventDto = body.deserialize().unwrap();
+        sink.lock().unwrap().push(e);
+        Ok(())
+    });
+    tauri::async_runtime::block_on(loupe_app::commands::watch_project(
+        h.app().state(),
+        root.clone(),
+        channel,
+    ))
+    .unwrap();
+    for n in 0..5 {
+        std::fs::write(
+            h.root().join(format!("src/both_{n}.rs")),
+            format!("pub fn written_by_both_{n}() -> u32 {{ {n} }}\n"),
+        )
+        .unwrap();
+        tauri::async_runtime::block_on(other.index(&no_progress, &CancelToken::new())).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let a: AssemblyDto = h.ok("assemble", h.ask("written_by_both_4", json!({})));
+        if a.rows.iter().any(|r| r.path == "src/both_4.rs") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the app never saw src/both_4.rs");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Let the watcher's runs for those writes end.
+    std::thread::sleep(Duration::from_millis(1500));
+    let seen = events.lock().unwrap().clone();
+    assert!(
+        !seen
+            .iter()
+            .any(|e| matches!(e, WatchEventDto::Failed { .. })),
+        "{seen:?}"
+    );
+    let stopped: bool = h.ok("unwatch_project", json!({ "root": root }));
+    assert!(stopped);
+}

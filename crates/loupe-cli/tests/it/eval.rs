@@ -205,4 +205,33 @@ fn eval_materializes_commits_incrementally_and_scores() {
     assert_eq!(again.len(), 4);
     assert_eq!(again[3]["id"], "t-bad");
     assert_eq!(lines(&tmp.path().join("pred.no-graph-lod.jsonl")).len(), 4);
+
+    // A rerun from scratch (its own data and work dirs) ranks, packs and
+    // scores alike; only timings and index counts differ.
+    let rerun = tmp.path().join("rerun.jsonl");
+    let mut cmd = loupe(&tmp.path().join("data2"));
+    cmd.args(["--embedder", "none", "eval"])
+        .arg(&dataset)
+        .arg("--repos")
+        .arg(&repos)
+        .arg("--work")
+        .arg(tmp.path().join("work2"))
+        .arg("--out")
+        .arg(&rerun)
+        .args(["--budgets", "2000,4000", "--json"]);
+    let rerun_report: serde_json::Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
+    assert_eq!(rerun_report["scores"], report["scores"]);
+    // (An error names the work dir: compare whether there was one.)
+    let comparable = |mut p: serde_json::Value| {
+        let o = p.as_object_mut().unwrap();
+        o.remove("timing");
+        o.remove("index");
+        if let Some(e) = o.get_mut("error") {
+            *e = serde_json::Value::Bool(true);
+        }
+        p
+    };
+    let first: Vec<_> = preds.into_iter().map(comparable).collect();
+    let second: Vec<_> = lines(&rerun).into_iter().map(comparable).collect();
+    assert_eq!(first, second);
 }
