@@ -1,7 +1,8 @@
 //! Subcommand bodies: build config, call the engine once, print.
 
+use crate::map::{MapView, map};
 use crate::progress::Bar;
-use crate::{Cli, Command, EmbedderArg, FormatArg, ReportFormat};
+use crate::{Cli, Command, EmbedderArg, FormatArg, KnobArgs, ReportFormat};
 use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
@@ -38,6 +39,21 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
         } => search(&cli, path, question, *limit, *json).await,
         Command::Watch { path } => watch(&cli, path).await,
         Command::Query { path, question, .. } => query(&cli, path, question).await,
+        Command::Map {
+            path,
+            question,
+            depth,
+            min_tokens,
+            knobs,
+            json,
+        } => {
+            let view = MapView {
+                depth: *depth,
+                min_tokens: *min_tokens,
+                json: *json,
+            };
+            map(&cli, path, question.as_deref(), knobs, view).await
+        }
         Command::Eval(args) => crate::eval::run(&cli, args).await,
         Command::Mcp(_) => bail!("the MCP server is started above"),
         Command::Golden {
@@ -129,6 +145,20 @@ pub(crate) async fn index_with_bar(project: &Project, path: &Path) -> Result<Ind
     let result = project.index(&sink, &cancel).await;
     bar.finish();
     result.with_context(|| format!("indexing {}", path.display()))
+}
+
+/// Never a prompt about nothing: a folder that was never indexed is
+/// indexed first, with the progress bar (on stderr: stdout is the answer).
+pub(crate) async fn index_if_new(project: &Project, path: &Path) -> Result<()> {
+    if project.catalog().generation().await? == 0 {
+        eprintln!("{} is not indexed yet: indexing it first", path.display());
+        let r = index_with_bar(project, path).await?;
+        eprintln!(
+            "indexed {} files ({} chunks written)",
+            r.files_seen, r.chunks_added
+        );
+    }
+    Ok(())
 }
 
 async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
@@ -337,8 +367,8 @@ pub(crate) struct QueryFlags {
 }
 
 impl QueryFlags {
-    fn parse(cli: &Cli) -> Result<QueryFlags> {
-        let Command::Query {
+    pub(crate) fn parse(args: &KnobArgs) -> Result<QueryFlags> {
+        let KnobArgs {
             model,
             budget,
             chars,
@@ -346,10 +376,7 @@ impl QueryFlags {
             weights,
             primers,
             ..
-        } = &cli.command
-        else {
-            bail!("not a query");
-        };
+        } = args;
         let budget = match (budget, chars) {
             (Some(t), _) => Some(Budget::Tokens(*t)),
             (None, Some(c)) => Some(Budget::Chars(*c)),
@@ -418,7 +445,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         report,
         json,
         copy,
-        no_team_defaults,
+        knobs: knob_args,
         ..
     } = &cli.command
     else {
@@ -428,7 +455,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         // Before any work: no display means nothing to do.
         crate::clipboard::check_available()?;
     }
-    let flags = QueryFlags::parse(cli)?;
+    let flags = QueryFlags::parse(knob_args)?;
     let mut question = question.to_owned();
     for pin in pins {
         question.push_str(&format!(" @{}", pin.trim_start_matches('@')));
@@ -437,18 +464,8 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         bail!("the question is empty");
     }
     let project = open(cli, path).await?;
-    if project.catalog().generation().await? == 0 {
-        // Never a prompt about nothing: a folder that was never indexed is
-        // indexed first, with the progress bar.
-        eprintln!("{} is not indexed yet: indexing it first", path.display());
-        let r = index_with_bar(&project, path).await?;
-        // stderr: stdout is the prompt.
-        eprintln!(
-            "indexed {} files ({} chunks written)",
-            r.files_seen, r.chunks_added
-        );
-    }
-    let mut knobs = team_knobs(project.root(), *no_team_defaults);
+    index_if_new(&project, path).await?;
+    let mut knobs = team_knobs(project.root(), knob_args.no_team_defaults);
     flags.apply(&mut knobs);
     let answer = project
         .ask(

@@ -6,6 +6,7 @@
 mod clipboard;
 mod commands;
 mod eval;
+mod map;
 mod mcp;
 mod progress;
 
@@ -70,6 +71,36 @@ pub enum FormatArg {
     Json,
 }
 
+/// The knob flags of `loupe query` and `loupe map`: they go over the
+/// built-in defaults and the project's `.loupe.toml` (the team's defaults,
+/// as the app reads them).
+#[derive(clap::Args, Debug, Default)]
+pub struct KnobArgs {
+    /// Model (picks tokenizer, context window and default budget)
+    /// [default: .loupe.toml's, else gpt-4o].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Budget in tokens [default: .loupe.toml's, else the model's].
+    #[arg(long, conflicts_with = "chars")]
+    pub budget: Option<u32>,
+    /// Budget in characters instead of tokens.
+    #[arg(long)]
+    pub chars: Option<u32>,
+    /// Output format [default: .loupe.toml's, else xml].
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Path weight `GLOB=MULTIPLIER` (0 hides); repeatable. Sets that
+    /// glob's weight over .loupe.toml's rules, which otherwise stay.
+    #[arg(long = "weight")]
+    pub weights: Vec<String>,
+    /// Primer file name or path; repeatable (replaces .loupe.toml's or the defaults).
+    #[arg(long = "primer")]
+    pub primers: Vec<String>,
+    /// Ignore the project's `.loupe.toml` (start from the built-in knobs).
+    #[arg(long)]
+    pub no_team_defaults: bool,
+}
+
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -114,29 +145,9 @@ pub enum Command {
         path: PathBuf,
         /// The question; `@path` or `@Symbol` pins an item.
         question: String,
-        /// Model (picks tokenizer, context window and default budget)
-        /// [default: .loupe.toml's, else gpt-4o].
-        #[arg(long)]
-        model: Option<String>,
-        /// Budget in tokens [default: .loupe.toml's, else the model's].
-        #[arg(long, conflicts_with = "chars")]
-        budget: Option<u32>,
-        /// Budget in characters instead of tokens.
-        #[arg(long)]
-        chars: Option<u32>,
-        /// Output format [default: .loupe.toml's, else xml].
-        #[arg(long, value_enum)]
-        format: Option<FormatArg>,
-        /// Path weight `GLOB=MULTIPLIER` (0 hides); repeatable. Sets that
-        /// glob's weight over .loupe.toml's rules, which otherwise stay.
-        #[arg(long = "weight")]
-        weights: Vec<String>,
-        /// Primer file name or path; repeatable (replaces .loupe.toml's or the defaults).
-        #[arg(long = "primer")]
-        primers: Vec<String>,
-        /// Ignore the project's `.loupe.toml` (start from the built-in knobs).
-        #[arg(long)]
-        no_team_defaults: bool,
+        /// The knobs.
+        #[command(flatten)]
+        knobs: KnobArgs,
         /// Pin a file or symbol (same as writing `@X` in the question); repeatable.
         #[arg(long = "pin")]
         pins: Vec<String>,
@@ -149,6 +160,30 @@ pub enum Command {
         /// Put the prompt on the system clipboard instead of printing it.
         #[arg(long)]
         copy: bool,
+    },
+    /// Where a project's tokens are: a tree of folders and files sized by
+    /// their indexed tokens (o200k_base), most first, like
+    /// `repomix --token-count-tree`. With --question, each file is marked
+    /// with what that question's prompt did with it (included, degraded,
+    /// dropped and why, hidden by a path weight) and each folder counts them.
+    Map {
+        /// The project folder.
+        path: PathBuf,
+        /// Mark the map with this question's assembly.
+        #[arg(long, short)]
+        question: Option<String>,
+        /// Folder levels shown (deeper ones are summed into their folder).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        depth: Option<u32>,
+        /// Entries under this many tokens are summed into one line per folder.
+        #[arg(long, default_value_t = 0)]
+        min_tokens: u64,
+        /// The knobs the question is assembled with.
+        #[command(flatten)]
+        knobs: KnobArgs,
+        /// Print the map as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check the project's golden questions: is every expected file and symbol in its prompt?
     ///

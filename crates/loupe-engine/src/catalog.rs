@@ -529,6 +529,28 @@ impl Catalog {
         ))
     }
 
+    /// Every indexed file with its chunks' tokens summed (the index
+    /// tokenizer, o200k_base) and its chunk count, sorted by path.
+    pub async fn file_tokens(&self) -> Result<Vec<(String, u64, u32)>> {
+        let rows = sqlx::query(
+            "SELECT f.path, COALESCE(SUM(c.tokens), 0), COUNT(c.id) FROM files f \
+             LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id ORDER BY f.path",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let tokens: i64 = r.try_get(1)?;
+                let chunks: i64 = r.try_get(2)?;
+                Ok((
+                    r.try_get(0)?,
+                    u64::try_from(tokens).unwrap_or(0),
+                    u32::try_from(chunks).unwrap_or(0),
+                ))
+            })
+            .collect()
+    }
+
     /// Chunks by id, with their file's mtime (ns). Unknown ids are skipped.
     pub async fn chunks(&self, ids: &[ChunkId]) -> Result<Vec<(Chunk, i64)>> {
         let select = format!(

@@ -42,6 +42,7 @@ pub mod history;
 pub mod lang;
 pub mod lexical;
 pub mod lexical_dir;
+pub mod map;
 pub mod progress;
 pub mod project;
 pub mod retrieve;

@@ -129,6 +129,13 @@ proptest! {
     }
 
     #[test]
+    fn assembly_sections_add_up_to_the_total(cands in candidates(), budget in 100u32..3000, tokens in any::<bool>()) {
+        let a = assemble(&cands, &request(budget_of(tokens, budget)));
+        let sum: u32 = a.report.sections.iter().map(|s| s.size).sum();
+        prop_assert_eq!(sum, a.report.used, "{:?}", a.report.sections);
+    }
+
+    #[test]
     fn assembly_pinned_kept_unless_reported(cands in candidates(), budget in 100u32..3000, tokens in any::<bool>()) {
         let a = assemble(&cands, &request(budget_of(tokens, budget)));
         for row in &a.items {

@@ -11,5 +11,6 @@ mod crash;
 mod eval;
 mod golden;
 mod history;
+mod map;
 mod support;
 mod team;
