@@ -601,3 +601,29 @@ def test_watch_server_and_cli_write_and_read_one_project_at_once(workspace):
         watcher.wait(timeout=30)
     text = watch_log.read_text()
     assert "error" not in text.lower(), text
+
+
+def test_context_reviews_a_change(workspace):
+    tmp, project, data = workspace
+    git = lambda *a: subprocess.run(
+        ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *a],
+        check=True,
+        capture_output=True,
+    )
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "ledger")
+    ledger = project / "src" / "ledger.rs"
+    ledger.write_text(LEDGER_RS.replace("net + net * tax_percent / 100", "net + (net * tax_percent).max(0) / 100"))
+
+    async def body(session, project, data):
+        prompt, report = await context(session, question="", diff="unstaged")
+        assert "You are reviewing a change" in prompt
+        assert "+    net + (net * tax_percent).max(0) / 100" in prompt
+        assert "@src/ledger.rs:" in prompt
+        await expect_invalid(session, "context", {"question": "q", "diff": "HEAD"}, "`diff`", "BASE..HEAD")
+        # Nothing staged: refused in words, and the server goes on.
+        await expect_invalid(session, "context", {"question": "", "diff": "staged"}, "no staged changes")
+        await structured(session, "status")
+
+    run(body, workspace)

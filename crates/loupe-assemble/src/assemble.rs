@@ -216,17 +216,24 @@ pub fn warm_up() {
     std::hint::black_box(assemble(&[candidate], &request));
 }
 
-/// [`assemble`] reusing body sizes measured by earlier calls.
-pub fn assemble_with(
-    candidates: &[Candidate],
-    request: &AssembleRequest,
-    sizes: &mut SizeCache,
-) -> Assembly {
-    let knobs = &request.knobs;
-    let mut warnings: Vec<String> = Vec::new();
-    let mut redactions: Vec<Redaction> = Vec::new();
+/// The unit, the budget and the room for the prompt that `knobs` give,
+/// before any text, with what a user should know about them (an unknown
+/// model, a budget that leaves no room for the answer, a safety margin).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Room {
+    /// How sizes are measured.
+    pub measure: Measure,
+    /// The budget asked for (or the model's default), in `measure`'s unit.
+    pub budget: u32,
+    /// What the prompt may take.
+    pub usable: u32,
+    /// Notes for the report.
+    pub warnings: Vec<String>,
+}
 
-    // Model, unit and budget.
+/// See [`Room`].
+pub fn room(knobs: &Knobs) -> Room {
+    let mut warnings = Vec::new();
     let spec = models::resolve(&knobs.model, &knobs.models);
     if models::lookup(&knobs.model, &knobs.models).is_none() {
         warnings.push(format!(
@@ -253,6 +260,33 @@ pub fn assemble_with(
         }
         Measure::Chars => budget,
     };
+    Room {
+        measure,
+        budget,
+        usable,
+        warnings,
+    }
+}
+
+/// [`assemble`] reusing body sizes measured by earlier calls.
+pub fn assemble_with(
+    candidates: &[Candidate],
+    request: &AssembleRequest,
+    sizes: &mut SizeCache,
+) -> Assembly {
+    let knobs = &request.knobs;
+    let mut warnings: Vec<String> = Vec::new();
+    let mut redactions: Vec<Redaction> = Vec::new();
+
+    // Model, unit and budget.
+    let Room {
+        measure,
+        budget,
+        usable,
+        warnings: room_warnings,
+    } = room(knobs);
+    warnings.extend(room_warnings);
+    let spec = models::resolve(&knobs.model, &knobs.models);
 
     // The question: guarded, capped, analysed, classified.
     let guard_question = GuardConfig {

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, Knobs};
+use loupe_engine::change::DiffSpec;
 use loupe_engine::embed::{
     CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
 };
@@ -38,7 +39,9 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             json,
         } => search(&cli, path, question, *limit, *json).await,
         Command::Watch { path } => watch(&cli, path).await,
-        Command::Query { path, question, .. } => query(&cli, path, question).await,
+        Command::Query { path, question, .. } => {
+            query(&cli, path, question.as_deref().unwrap_or_default()).await
+        }
         Command::Map {
             path,
             question,
@@ -446,6 +449,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         json,
         copy,
         knobs: knob_args,
+        diff,
         ..
     } = &cli.command
     else {
@@ -460,18 +464,25 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     for pin in pins {
         question.push_str(&format!(" @{}", pin.trim_start_matches('@')));
     }
-    if question.trim().is_empty() {
-        bail!("the question is empty");
+    let change: Option<DiffSpec> = diff.as_deref().map(str::parse).transpose()?;
+    if question.trim().is_empty() && change.is_none() {
+        bail!("the question is empty (or review a change with --diff)");
     }
     let project = open(cli, path).await?;
-    index_if_new(&project, path).await?;
+    if change.is_some() {
+        // The diff's new side must be what is indexed: catch up first.
+        index_with_bar(&project, path).await?;
+    } else {
+        index_if_new(&project, path).await?;
+    }
     let mut knobs = team_knobs(project.root(), knob_args.no_team_defaults);
     flags.apply(&mut knobs);
+    let request = AskRequest {
+        change,
+        ..AskRequest::new(question, knobs)
+    };
     let answer = project
-        .ask(
-            &AskRequest::new(question, knobs),
-            &mut loupe_engine::AskCache::default(),
-        )
+        .ask(&request, &mut loupe_engine::AskCache::default())
         .await?;
     let assembly = answer.assembly;
     if *copy {
@@ -493,6 +504,12 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     }
     if *report {
         print_items(&assembly);
+    } else if !*json {
+        // What the report says that a user should not miss (a diff cut
+        // to fit, an unknown model, a pin that names nothing).
+        for w in &assembly.report.warnings {
+            eprintln!("warning: {w}");
+        }
     }
     Ok(())
 }

@@ -143,8 +143,16 @@ pub enum Command {
     Query {
         /// The project folder.
         path: PathBuf,
-        /// The question; `@path` or `@Symbol` pins an item.
-        question: String,
+        /// The question; `@path` or `@Symbol` pins an item. Optional with
+        /// --diff ("Review this change.").
+        question: Option<String>,
+        /// Review a change: the diff of the working tree (`unstaged`, the
+        /// default), of the index (`staged`) or of a range (`BASE..HEAD`).
+        /// Its hunks are pinned, the diff goes into the prompt, and the code
+        /// around it (callers, callees, tests) is retrieved. Put the
+        /// question before this flag.
+        #[arg(long, num_args = 0..=1, default_missing_value = "unstaged", value_name = "CHANGE")]
+        diff: Option<String>,
         /// The knobs.
         #[command(flatten)]
         knobs: KnobArgs,

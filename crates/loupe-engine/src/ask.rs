@@ -1,7 +1,8 @@
 //! One door from a question to an assembly: [`Project::ask`].
 //!
 //! ```text
-//! AskRequest ─→ knobs (ablations, clock) ─→ retrieve (cached per question,
+//! AskRequest ─→ [change: diff → pins, search words, notes] ─→
+//!   knobs (ablations, clock) ─→ retrieve (cached per question,
 //!   primers, index generation and history head) ─→ signals off (ablations)
 //!   ─→ pins and bans ─→ assemble (the assembly thread, sizes memoised)
 //!   ─→ warnings for @names that name nothing ─→ stale files ─→ Answer
@@ -26,7 +27,9 @@ use std::sync::Arc;
 use loupe_assemble::classify::{self, QuestionType};
 use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
 
+use crate::change::{self, DiffSpec};
 use crate::eval::ablate::Ablations;
+use crate::selection::Target;
 use crate::selection::{Selected, Selection};
 use crate::{Error, Project, Result, RetrieveQuery};
 
@@ -41,6 +44,29 @@ pub enum UnknownPins {
     /// [`Answer::pins_dropped`]: pasted issue text carries `@handles` of
     /// people (what `loupe eval` does).
     Ignore,
+}
+
+/// The question of a change review typed without one.
+pub const DEFAULT_REVIEW_QUESTION: &str = "Review this change.";
+/// The share of the usable budget the diff itself may take; the rest is
+/// for the changed code in full and what surrounds it.
+const DIFF_SHARE: f64 = 0.5;
+/// Characters of changed lines retrieval searches with.
+const MAX_SEARCHED_CHARS: usize = 4000;
+/// Touched files whose recent commit subjects go into the prompt.
+const MAX_HISTORY_FILES: usize = 8;
+
+/// What a diff adds to a question (change mode).
+struct Review {
+    /// The changed lines (and paths), searched with the question.
+    searched: String,
+    /// A chunk pin per run of changed lines in an indexed file.
+    pins: Vec<Target>,
+    /// The diff, fitted to its share of the budget, and the touched
+    /// files' recent commits.
+    notes: Vec<String>,
+    /// What did not fit or could not be pinned.
+    warnings: Vec<String>,
 }
 
 /// A question and everything that shapes its answer.
@@ -59,6 +85,10 @@ pub struct AskRequest {
     pub ablations: Ablations,
     /// What to do with pins that name nothing.
     pub unknown_pins: UnknownPins,
+    /// Change mode: this diff is (part of) the question. Its hunks are
+    /// pinned, its changed lines searched with, the diff itself goes into
+    /// the prompt, and the question type becomes review (unless set).
+    pub change: Option<DiffSpec>,
 }
 
 impl AskRequest {
@@ -128,7 +158,14 @@ impl Project {
     }
 
     async fn answer(&self, request: &AskRequest, cache: &mut AskCache) -> Result<Answer> {
-        let question = request.question.as_str();
+        let review = match &request.change {
+            Some(spec) => Some(self.review(spec, &request.knobs).await?),
+            None => None,
+        };
+        let question = match &review {
+            Some(_) if request.question.trim().is_empty() => DEFAULT_REVIEW_QUESTION,
+            _ => request.question.as_str(),
+        };
         if question.trim().is_empty() {
             return Err(Error::Request("the question is empty".into()));
         }
@@ -137,8 +174,15 @@ impl Project {
         if knobs.now == 0 {
             knobs.now = unix_now();
         }
-        let analysis = classify::analyze(question);
-        let mut query = RetrieveQuery::from_analysis(question, &analysis);
+        // In change mode retrieval searches with the changed lines too.
+        let searched = match &review {
+            // The stock question's words would only find things named "review".
+            Some(r) if question == DEFAULT_REVIEW_QUESTION => r.searched.clone(),
+            Some(r) => format!("{question}\n{}", r.searched),
+            None => question.to_owned(),
+        };
+        let analysis = classify::analyze(&searched);
+        let mut query = RetrieveQuery::from_analysis(&searched, &analysis);
         query.primers = Some(knobs.primers.clone());
 
         let generation = self.catch_up().await?;
@@ -152,7 +196,7 @@ impl Project {
             )));
         }
         let key = CacheKey {
-            question: question.to_owned(),
+            question: searched.clone(),
             primers: knobs.primers.clone(),
             generation,
             history: self.history_head(),
@@ -184,19 +228,29 @@ impl Project {
 
         let mut candidates = cache.candidates.as_ref().clone();
         request.ablations.apply_candidates(&mut candidates);
-        let selected = self
-            .apply_selection(&candidates, &request.selection)
-            .await?;
+        let mut selection = request.selection.clone();
+        if let Some(r) = &review {
+            selection.pinned.extend(r.pins.iter().cloned());
+        }
+        let selected = self.apply_selection(&candidates, &selection).await?;
 
-        let classification = request.question_type.map(|t| {
+        let question_type = request
+            .question_type
+            .or(review.as_ref().map(|_| QuestionType::Review));
+        let classification = question_type.map(|t| {
             let mut c = classify::classify(question, &analysis);
             c.question_type = t;
             c
         });
+        let (notes, review_warnings) = match review {
+            Some(r) => (r.notes, r.warnings),
+            None => (Vec::new(), Vec::new()),
+        };
         let assemble_request = AssembleRequest {
             question: question.to_owned(),
             analysis: Some(analysis),
             classification,
+            notes,
             knobs,
             ..AssembleRequest::default()
         };
@@ -211,6 +265,7 @@ impl Project {
         .await?;
         cache.sizes = sizes;
 
+        assembly.report.warnings.extend(review_warnings);
         let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
         for sym in query
             .pinned_symbols
@@ -243,6 +298,95 @@ impl Project {
 }
 
 impl Project {
+    /// Reads `spec`'s diff and turns it into pins, search words and notes.
+    async fn review(&self, spec: &DiffSpec, knobs: &Knobs) -> Result<Review> {
+        let root = self.root.clone();
+        let read_spec = spec.clone();
+        let history = self.cfg.history;
+        let (diff, commits) = tokio::task::spawn_blocking(move || -> Result<_> {
+            let diff = change::read(&root, &read_spec)?;
+            let touched: Vec<&str> = diff
+                .files
+                .iter()
+                .filter(|f| f.kind != change::ChangeKind::Added)
+                .map(|f| f.old_path.as_deref().unwrap_or(&f.path))
+                .take(MAX_HISTORY_FILES)
+                .collect();
+            let commits = if history {
+                change::recent_commits(&root, &touched, 3)
+            } else {
+                Vec::new()
+            };
+            Ok((diff, commits))
+        })
+        .await??;
+        let room = loupe_assemble::room(knobs);
+        let share = (f64::from(room.usable) * DIFF_SHARE) as usize;
+        let rendered = diff.render(room.measure, share);
+        let mut warnings = rendered.warnings;
+        let indexed = self.indexed_paths();
+        let mut pins = Vec::new();
+        for f in diff.files.iter().filter(|f| f.in_new_tree()) {
+            if !indexed.contains(&f.path) {
+                warnings.push(format!(
+                    "{}: not in the index (skipped by the walk, or not indexed yet): its code is not pinned",
+                    f.path
+                ));
+                continue;
+            }
+            pins.extend(f.pin_lines().into_iter().map(|line| Target::Chunk {
+                path: f.path.clone(),
+                symbol: None,
+                start_line: line,
+            }));
+        }
+        // The names the changed chunks define lead the search: their
+        // callers and tests are found by those names.
+        let paths: Vec<String> = diff
+            .files
+            .iter()
+            .filter(|f| f.in_new_tree())
+            .map(|f| f.path.clone())
+            .collect();
+        let chunks = self.catalog.chunks_of_paths(&paths).await?;
+        let mut names: Vec<String> = Vec::new();
+        for pin in &pins {
+            let Target::Chunk {
+                path, start_line, ..
+            } = pin
+            else {
+                continue;
+            };
+            for (c, _) in &chunks {
+                if &c.path == path && c.start_line <= *start_line && *start_line <= c.end_line {
+                    names.extend(c.symbol.clone());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        let mut searched = names.join(" ");
+        searched.push('\n');
+        searched.push_str(&diff.changed_text(MAX_SEARCHED_CHARS));
+        let mut notes = vec![rendered.text];
+        if !commits.is_empty() {
+            let mut text = String::from("Recent commits touching the changed files:\n");
+            for (path, subjects) in &commits {
+                text.push_str(&format!("{path}:\n"));
+                for s in subjects {
+                    text.push_str(&format!("  {s}\n"));
+                }
+            }
+            notes.push(text);
+        }
+        Ok(Review {
+            searched,
+            pins,
+            notes,
+            warnings,
+        })
+    }
+
     /// When the prompt holds no code at all, the likely reason in words: a
     /// prompt of instructions and a question alone must never pass as an
     /// answer.

@@ -32,6 +32,7 @@
 pub mod ask;
 pub mod assembler;
 pub mod catalog;
+pub mod change;
 pub mod chunk;
 pub mod diagnostic;
 pub mod embed;

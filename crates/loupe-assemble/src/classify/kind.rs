@@ -27,6 +27,8 @@ pub enum QuestionType {
     CodeExplanation,
     /// "Add support for…": impact and integration points.
     FeatureRequest,
+    /// A change to review (change mode: the diff is the question).
+    Review,
 }
 
 /// Which sources a question wants (SourcePrep's query intent).
@@ -295,6 +297,9 @@ pub fn instructions(kind: QuestionType) -> &'static str {
         }
         QuestionType::FeatureRequest => {
             "You are planning a new feature for this codebase. Analyse its impact, identify the integration points and where new code should go, and note what existing behaviour might change."
+        }
+        QuestionType::Review => {
+            "You are reviewing a change to this codebase. The diff comes first, then the changed code in full, the code that calls it or that it calls, and its tests. Say whether the change does what it means to, point out bugs, missed callers, missing tests and behaviour it breaks, each with the file and lines, and keep style remarks to the end."
         }
     }
 }

@@ -125,6 +125,12 @@ pub struct ContextArgs {
     /// folder). Default: the one the server was started on; another must be
     /// inside a folder the server allows (`--allow-root`).
     pub project: Option<String>,
+    /// Review a change instead of (or as well as) answering a question:
+    /// `unstaged` (the working tree, new files included), `staged`, or a
+    /// commit range `BASE..HEAD`. The diff goes into the prompt, its hunks'
+    /// code is pinned, and callers, callees and tests follow; `question`
+    /// may then be empty ("Review this change.").
+    pub diff: Option<String>,
 }
 
 /// Arguments of `search`.
@@ -187,22 +193,35 @@ pub struct Shape {
     pub pins: Vec<String>,
     /// Names to ban, as given.
     pub bans: Vec<String>,
+    /// The change to review (`context` only).
+    pub change: Option<loupe_engine::change::DiffSpec>,
 }
 
 impl ContextArgs {
     /// The checked question and knob arguments.
     pub fn shape(&self) -> Result<(String, Shape), BadArg> {
-        Ok((
-            question(&self.question)?,
-            shape(
-                self.budget,
-                self.model.as_deref(),
-                self.format,
-                self.path_weights.as_deref(),
-                self.pins.as_deref(),
-                self.bans.as_deref(),
-            )?,
-        ))
+        let change = self
+            .diff
+            .as_deref()
+            .map(|d| {
+                d.parse()
+                    .map_err(|e: loupe_engine::Error| BadArg(format!("`diff`: {e}")))
+            })
+            .transpose()?;
+        let question = match &change {
+            Some(_) if self.question.trim().is_empty() => String::new(),
+            _ => question(&self.question)?,
+        };
+        let mut shape = shape(
+            self.budget,
+            self.model.as_deref(),
+            self.format,
+            self.path_weights.as_deref(),
+            self.pins.as_deref(),
+            self.bans.as_deref(),
+        )?;
+        shape.change = change;
+        Ok((question, shape))
     }
 }
 
@@ -339,6 +358,7 @@ fn shape(
         weights,
         pins: list("pins", pins)?,
         bans: list("bans", bans)?,
+        change: None,
     })
 }
 
@@ -591,7 +611,15 @@ mod tests {
         );
         bad(
             json!({"question": "q", "budjet": 300}),
-            "bad arguments: unknown field `budjet`, expected one of `question`, `budget`, `model`, `format`, `path_weights`, `pins`, `bans`, `project`",
+            "bad arguments: unknown field `budjet`, expected one of `question`, `budget`, `model`, `format`, `path_weights`, `pins`, `bans`, `project`, `diff`",
+        );
+        bad(
+            json!({"question": "q", "diff": "HEAD"}),
+            "`diff`: change \"HEAD\": expected `unstaged`, `staged` or a range `BASE..HEAD`",
+        );
+        bad(
+            json!({"question": "  ", "diff": null}),
+            "`question` is empty: say what you are working on",
         );
         bad(
             json!({"question": "q", "format": "html"}),

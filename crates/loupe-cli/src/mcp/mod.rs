@@ -264,6 +264,7 @@ impl Projects {
         };
         let request = AskRequest {
             selection,
+            change: shape.change.clone(),
             ..AskRequest::new(question, knobs)
         };
         let mut cache = served.cache.lock().await;

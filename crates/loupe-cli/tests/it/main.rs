@@ -12,5 +12,6 @@ mod eval;
 mod golden;
 mod history;
 mod map;
+mod review;
 mod support;
 mod team;
