@@ -29,6 +29,11 @@ const MAX_LAYERS: usize = 16;
 const EF_CONSTRUCTION: usize = 200;
 /// Candidate list size while searching, at least `k`.
 const EF_SEARCH: usize = 128;
+/// Up to this many points a search scores every point instead of walking
+/// the graph: the answer is then the exact one, the same however and in
+/// whatever order the graph was built (parallel inserts, a cold index or
+/// years of incremental ones), at a few milliseconds (BENCHMARKS.md).
+pub const EXACT_SEARCH_MAX_POINTS: usize = 20_000;
 /// Rebuild once this share of graph nodes are tombstones.
 pub const MAX_DEAD_FRACTION: f64 = 0.3;
 /// File-name stem of the hnsw_rs dump.
@@ -144,20 +149,41 @@ impl VectorIndex {
     }
 
     /// The `k` nearest live chunks to `query`, as (id, cosine similarity),
-    /// best first.
+    /// best first (ties in chunk-id order): exact up to
+    /// [`EXACT_SEARCH_MAX_POINTS`], through the graph above.
     pub fn search(
         &self,
         query: &[f32],
         k: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
     ) -> Vec<(ChunkId, f32)> {
+        if self.points <= EXACT_SEARCH_MAX_POINTS {
+            self.exact_search(query, k, live)
+        } else {
+            self.graph_search(query, k, live)
+        }
+    }
+
+    /// `query` as a unit vector of this index's dimension, if it is one.
+    fn unit_query(&self, query: &[f32], k: usize) -> Option<Vec<f32>> {
         if self.points == 0 || query.len() != self.dim || k == 0 {
-            return Vec::new();
+            return None;
         }
         let mut q = query.to_vec();
-        if !normalize(&mut q) {
+        normalize(&mut q).then_some(q)
+    }
+
+    /// [`VectorIndex::search`] through the HNSW graph: approximate, so its
+    /// answer can depend on how the graph was built.
+    pub fn graph_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        live: &(dyn Fn(ChunkId) -> bool + Sync),
+    ) -> Vec<(ChunkId, f32)> {
+        let Some(q) = self.unit_query(query, k) else {
             return Vec::new();
-        }
+        };
         let filter = |id: &usize| i64::try_from(*id).is_ok_and(live);
         let found = self
             .hnsw
@@ -170,6 +196,37 @@ impl VectorIndex {
         // the order the graph, built in parallel, happened to yield them.
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out
+    }
+
+    /// [`VectorIndex::search`] by scoring every live point: exact, and so
+    /// independent of the graph.
+    pub fn exact_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        live: &(dyn Fn(ChunkId) -> bool + Sync),
+    ) -> Vec<(ChunkId, f32)> {
+        let Some(q) = self.unit_query(query, k) else {
+            return Vec::new();
+        };
+        let q = q.as_slice();
+        let mut scored: Vec<(ChunkId, f32)> = self
+            .hnsw
+            .get_point_indexation()
+            .into_iter()
+            .filter_map(|p| {
+                let id = i64::try_from(p.get_origin_id()).ok()?;
+                live(id).then(|| (id, 1.0 - UnitDot.eval(q, p.get_v())))
+            })
+            .collect();
+        let best_first =
+            |a: &(ChunkId, f32), b: &(ChunkId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, best_first);
+            scored.truncate(k);
+        }
+        scored.sort_by(best_first);
+        scored
     }
 
     /// Write the index to `dir` atomically: dump into a sibling temporary
@@ -301,4 +358,70 @@ pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = fs::File::create(path).map_err(|e| io("write", path, e))?;
     f.write_all(bytes).map_err(|e| io("write", path, e))?;
     f.sync_all().map_err(|e| io("sync", path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic pseudo-random vectors (xorshift), some of them equal.
+    fn vectors(n: usize, dim: usize) -> Vec<(ChunkId, Vec<f32>)> {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        (0..n)
+            .map(|i| {
+                let v: Vec<f32> = (0..dim)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % 2001) as f32 / 1000.0 - 1.0
+                    })
+                    .collect();
+                // Every tenth repeats its neighbour: ties the graph cannot order.
+                (i as ChunkId + 1, v)
+            })
+            .enumerate()
+            .map(|(i, (id, v))| {
+                if i % 10 == 9 {
+                    (id, vec![0.5; dim])
+                } else {
+                    (id, v)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_indexes_search_exactly_whatever_the_insert_order() {
+        let items = vectors(1500, 16);
+        let mut forward = VectorIndex::new("m", 16, items.len());
+        forward.insert(&items);
+        let mut reversed_items = items.clone();
+        reversed_items.reverse();
+        let mut backward = VectorIndex::new("m", 16, items.len());
+        // In small batches, as incremental runs would.
+        for batch in reversed_items.chunks(97) {
+            backward.insert(batch);
+        }
+        let live = |id: ChunkId| id % 7 != 0;
+        for (_, q) in items.iter().step_by(101) {
+            let a = forward.search(q, 25, &live);
+            let b = backward.search(q, 25, &live);
+            assert_eq!(a, b);
+            // And it is the brute-force answer.
+            let mut unit = q.clone();
+            assert!(normalize(&mut unit));
+            let mut want: Vec<(ChunkId, f32)> = items
+                .iter()
+                .filter(|(id, _)| live(*id))
+                .filter_map(|(id, v)| {
+                    let mut v = v.clone();
+                    normalize(&mut v).then(|| (*id, 1.0 - UnitDot.eval(&unit, &v)))
+                })
+                .collect();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            want.truncate(25);
+            assert_eq!(a, want);
+        }
+    }
 }
