@@ -18,13 +18,13 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 use sqlx::{QueryBuilder, Row, Sqlite, Transaction};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
 /// Version of the derived data layout (chunking rules, tokenizer, lexical
 /// schema). Bump it when any of them changes: the next open re-indexes.
-pub const INDEX_VERSION: &str = "3";
+pub const INDEX_VERSION: &str = "4";
 
 /// Stored state of one indexed file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -414,10 +414,13 @@ impl Catalog {
     /// can be fed while [`Staged::write`] inserts the rows.
     ///
     /// Ids are assigned here rather than by SQLite: the caller holds the
-    /// project's write lock, so nobody else allocates ids, and chunk ids
-    /// continue from `sqlite_sequence` so they are never reused. That lets
-    /// rows go in as multi-row `INSERT`s and lets nothing wait for SQLite to
-    /// hand ids back.
+    /// project's write lock, so nobody else allocates ids. That lets rows go
+    /// in as multi-row `INSERT`s and lets nothing wait for SQLite to hand
+    /// ids back. A chunk's id comes from what it is ([`content_id`]: its
+    /// path, span and text), so the same tree has the same ids however it
+    /// was reached (a cold index, years of incremental ones): every tie
+    /// broken by chunk id breaks the same way. An id names one text at one
+    /// place, so a vector kept for it is always that text's.
     pub async fn stage(&self, changes: ChangeSet) -> Result<(Staged, Applied)> {
         let mut tx = self.pool.begin().await?;
         let mut applied = Applied::default();
@@ -466,32 +469,26 @@ impl Catalog {
         let first_file: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM files")
             .fetch_one(&mut *tx)
             .await?;
-        let first_chunk: i64 = sqlx::query_scalar(
-            "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0), \
-                        COALESCE((SELECT MAX(id) FROM chunks), 0)) + 1",
-        )
-        .fetch_one(&mut *tx)
-        .await?;
+        let chunk_ids = assign_chunk_ids(&mut tx, &changes.upserts).await?;
         let staged = Staged {
             tx,
             upserts: changes.upserts,
             first_file,
-            first_chunk,
+            chunk_ids,
             diagnostics: changes.diagnostics,
         };
-        for (file, base) in with_chunk_bases(&staged.upserts, first_chunk) {
+        for (file, ids) in staged.upserts.iter().zip(&staged.chunk_ids) {
             for def in &file.defs {
-                if def.chunk < file.chunks.len() {
-                    let id = base + def.chunk as i64;
+                if let Some(&id) = ids.get(def.chunk) {
                     applied.added_symbols.push((def.name.to_lowercase(), id));
                     applied.defined.push((id, def.name.clone()));
                 }
             }
             applied
                 .inserted
-                .extend(file.chunks.iter().enumerate().map(|(ordinal, chunk)| {
+                .extend(file.chunks.iter().zip(ids).map(|(chunk, &id)| {
                     let mut chunk = chunk.clone();
-                    chunk.id = base + ordinal as i64;
+                    chunk.id = id;
                     chunk
                 }));
         }
@@ -823,8 +820,8 @@ pub struct Staged {
     upserts: Vec<FileUpdate>,
     /// Id of the first new file; the others follow in `upserts` order.
     first_file: i64,
-    /// Id of the first new chunk; the others follow in file order.
-    first_chunk: ChunkId,
+    /// Each new file's chunk ids, in chunk order.
+    chunk_ids: Vec<Vec<ChunkId>>,
     diagnostics: Option<Vec<Diagnostic>>,
 }
 
@@ -832,22 +829,83 @@ impl std::fmt::Debug for Staged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Staged")
             .field("files", &self.upserts.len())
-            .field("first_chunk", &self.first_chunk)
+            .field(
+                "chunks",
+                &self.chunk_ids.iter().map(Vec::len).sum::<usize>(),
+            )
             .finish()
     }
 }
 
-/// Each file with the id of its first chunk, when chunk ids are handed out
-/// in file order from `first_chunk`.
-fn with_chunk_bases(
+/// Ids are kept below this, so they are positive as `i64` and as `usize`.
+const CHUNK_ID_SPACE: u64 = 1 << 62;
+
+/// A chunk's id from what it is: 62 bits of blake3 over its path, byte
+/// span and text hash. The same chunk of the same tree gets the same id in
+/// every build; two chunks collide with odds of about n²/2⁶³ (10⁻⁷ for a
+/// million chunks), and [`assign_chunk_ids`] resolves that.
+pub fn content_id(path: &str, chunk: &Chunk) -> ChunkId {
+    let mut h = blake3::Hasher::new();
+    h.update(path.as_bytes());
+    h.update(&[0]);
+    h.update(&chunk.start_byte.to_le_bytes());
+    h.update(&chunk.end_byte.to_le_bytes());
+    h.update(chunk.hash.as_bytes());
+    let mut eight = [0u8; 8];
+    eight.copy_from_slice(&h.finalize().as_bytes()[..8]);
+    let id = u64::from_le_bytes(eight) % CHUNK_ID_SPACE;
+    i64::try_from(id.max(1)).unwrap_or(1)
+}
+
+/// The ids of `files`' chunks: [`content_id`], except where that id is
+/// taken (by another new chunk, or a row that stays), then the next free
+/// one. Runs after the rows that leave were deleted, in the transaction.
+async fn assign_chunk_ids(
+    tx: &mut Transaction<'static, Sqlite>,
     files: &[FileUpdate],
-    first_chunk: ChunkId,
-) -> impl Iterator<Item = (&FileUpdate, ChunkId)> {
-    files.iter().scan(first_chunk, |next, file| {
-        let base = *next;
-        *next += file.chunks.len() as i64;
-        Some((file, base))
-    })
+) -> Result<Vec<Vec<ChunkId>>> {
+    let wanted: Vec<Vec<ChunkId>> = files
+        .iter()
+        .map(|f| f.chunks.iter().map(|c| content_id(&f.path, c)).collect())
+        .collect();
+    let all: Vec<ChunkId> = wanted.iter().flatten().copied().collect();
+    let mut stored: HashSet<ChunkId> = HashSet::new();
+    for batch in all.chunks(MAX_IN_LIST) {
+        let sql = format!(
+            "SELECT id FROM chunks WHERE id IN ({})",
+            placeholders(batch.len())
+        );
+        let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
+        for id in batch {
+            q = q.bind(id);
+        }
+        stored.extend(q.fetch_all(&mut **tx).await?);
+    }
+    let mut taken: HashSet<ChunkId> = HashSet::with_capacity(all.len());
+    let mut out = Vec::with_capacity(wanted.len());
+    for ids in wanted {
+        let mut file_ids = Vec::with_capacity(ids.len());
+        for mut id in ids {
+            while stored.contains(&id) || !taken.insert(id) {
+                id = id % (CHUNK_ID_SPACE as i64 - 1) + 1;
+                if stored.contains(&id) {
+                    continue;
+                }
+                // The probe may land on a row outside this batch's lookup.
+                let exists: Option<ChunkId> =
+                    sqlx::query_scalar("SELECT id FROM chunks WHERE id = ?")
+                        .bind(id)
+                        .fetch_optional(&mut **tx)
+                        .await?;
+                if exists.is_some() {
+                    stored.insert(id);
+                }
+            }
+            file_ids.push(id);
+        }
+        out.push(file_ids);
+    }
+    Ok(out)
 }
 
 impl Staged {
@@ -861,22 +919,22 @@ impl Staged {
             tx,
             upserts,
             first_file,
-            first_chunk,
+            chunk_ids,
             diagnostics,
         } = self;
-        for ((file, base), file_id) in with_chunk_bases(upserts, *first_chunk).zip(*first_file..) {
+        for ((file, ids), file_id) in upserts.iter().zip(chunk_ids.iter()).zip(*first_file..) {
             for def in &file.defs {
-                if def.chunk < file.chunks.len() {
-                    symbol_rows.push((base + def.chunk as i64, def));
+                if let Some(&id) = ids.get(def.chunk) {
+                    symbol_rows.push((id, def));
                 }
             }
             for r in &file.refs {
-                if r.chunk < file.chunks.len() {
-                    ref_rows.push((base + r.chunk as i64, r));
+                if let Some(&id) = ids.get(r.chunk) {
+                    ref_rows.push((id, r));
                 }
             }
-            for (ordinal, chunk) in file.chunks.iter().enumerate() {
-                chunk_rows.push((base + ordinal as i64, file_id, ordinal, chunk));
+            for (ordinal, (chunk, &id)) in file.chunks.iter().zip(ids.iter()).enumerate() {
+                chunk_rows.push((id, file_id, ordinal, chunk));
             }
         }
         let file_rows: Vec<(i64, &FileUpdate)> = (*first_file..).zip(upserts.iter()).collect();

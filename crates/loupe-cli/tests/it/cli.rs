@@ -207,7 +207,8 @@ fn cold_prompt(root: &std::path::Path, embedder: &str, threads: &str, question: 
 }
 
 /// Issue 16: the same tree, knobs and question give the same prompt bytes
-/// from two cold indexes built with different thread counts. Without
+/// from two cold indexes built with different thread counts, and from a
+/// warm index that reached the tree from another one. Without
 /// vectors on a tree where thousands of chunks tie (BM25 ties used to be
 /// broken by tantivy's document address, which depends on the segments a
 /// multi-threaded index writes); with vectors on a small tree (the HNSW
@@ -240,7 +241,69 @@ fn cold_indexes_with_different_thread_counts_give_the_same_prompt() {
             one.len(),
             two.len()
         );
+        let warm = warm_prompt(root, embedder, question);
+        assert!(
+            one == warm,
+            "--embedder {embedder}: a warm index gives another prompt ({} vs {} bytes)",
+            one.len(),
+            warm.len()
+        );
     }
+}
+
+/// The prompt for `question` from an index of a copy of `root` that was
+/// first built for another tree (files more, files different) and then
+/// brought to `root`'s by an incremental run: ids, ties and all must come
+/// out as from a cold index.
+fn warm_prompt(root: &std::path::Path, embedder: &str, question: &str) -> String {
+    let copy = tempfile::tempdir().unwrap();
+    let tree = copy.path().join("tree");
+    crate::support::copy_dir(root, &tree);
+    let mut touched = Vec::new();
+    for entry in walk_files(&tree).into_iter().step_by(3) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        std::fs::write(&entry, format!("// an older version\n{text}")).unwrap();
+        touched.push((entry, text));
+    }
+    std::fs::write(
+        tree.join("src/extra.rs"),
+        "pub fn helper_extra() -> u64 { 7 }\n",
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let index = || {
+        run_ok(
+            loupe(data.path())
+                .args(["--embedder", embedder, "index"])
+                .arg(&tree),
+        )
+    };
+    index();
+    for (path, text) in touched {
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::remove_file(tree.join("src/extra.rs")).unwrap();
+    index();
+    run_ok(
+        loupe(data.path())
+            .args(["--embedder", embedder, "query", "--budget", "4000"])
+            .arg(&tree)
+            .arg(question),
+    )
+}
+
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Issue 15: `query --report` says each item's status in words, the same
