@@ -188,7 +188,13 @@ impl SymbolTable {
         }
         for (name, id) in added {
             if let Some(entry) = self.by_name.get_mut(name.as_str()) {
-                entry.ids.push(*id);
+                // In id order, not arrival order: a name defined more often
+                // than retrieval takes gives the same chunks however the
+                // table was built (loaded cold, or followed run by run).
+                let at = entry.ids.partition_point(|x| x < id);
+                if entry.ids.get(at) != Some(id) {
+                    entry.ids.insert(at, *id);
+                }
                 continue;
             }
             let name: Arc<str> = Arc::from(name.as_str());
@@ -206,7 +212,7 @@ impl SymbolTable {
         }
     }
 
-    /// Chunks defining exactly `name` (case-insensitive).
+    /// Chunks defining exactly `name` (case-insensitive), in id order.
     pub fn exact(&self, name: &str) -> &[ChunkId] {
         self.by_name
             .get(name.to_lowercase().as_str())
