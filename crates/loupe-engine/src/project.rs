@@ -73,14 +73,28 @@ async fn heal_catalog(path: &Path, why: &str) -> Result<String> {
             }
         }
     }
-    let mut aside = None;
-    for suffix in ["", "-wal", "-shm"] {
-        let p = PathBuf::from(format!("{}{suffix}", path.display()));
-        if p.exists() {
-            let moved = store::quarantine(&p)?;
-            if suffix.is_empty() {
-                aside = Some(moved);
-            }
+    // The WAL goes with the file, named after the copy (`<copy>-wal`), so
+    // attaching the copy replays it: the last settings written may be only
+    // there. The shared-memory index is rebuilt from the WAL by SQLite.
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    let shm = PathBuf::from(format!("{}-shm", path.display()));
+    let aside = if path.exists() {
+        let moved = store::quarantine(path)?;
+        if wal.exists() {
+            let target = PathBuf::from(format!("{}-wal", moved.display()));
+            std::fs::rename(&wal, &target).map_err(|e| Error::Io {
+                what: "move damaged catalog's WAL aside",
+                path: wal.clone(),
+                source: e,
+            })?;
+        }
+        Some(moved)
+    } else {
+        None
+    };
+    for stale in [&wal, &shm] {
+        if stale.exists() {
+            let _ = std::fs::remove_file(stale);
         }
     }
     let catalog = Catalog::open(path).await?;
@@ -1317,4 +1331,49 @@ fn read_and_chunk(file: &WalkedFile, stored: Option<&FileState>, cfg: &ChunkConf
         }),
         warnings,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A catalog whose last writes are still in its WAL (the process died
+    /// before a checkpoint) keeps them through healing: the WAL goes aside
+    /// with the file, under the name SQLite looks for.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn healing_reads_what_only_the_wal_holds() {
+        let live = tempfile::tempdir().expect("tempdir");
+        let catalog = Catalog::open(&live.path().join("catalog.sqlite"))
+            .await
+            .expect("open");
+        catalog
+            .set_setting("knobs", "{\"budget\":7000}")
+            .await
+            .expect("write");
+        // A crash copy: the file and its WAL as they are, connection open.
+        let crashed = tempfile::tempdir().expect("tempdir");
+        let path = crashed.path().join("catalog.sqlite");
+        std::fs::copy(live.path().join("catalog.sqlite"), &path).expect("copy");
+        let wal = live.path().join("catalog.sqlite-wal");
+        assert!(wal.exists(), "the write is in the WAL");
+        std::fs::copy(&wal, crashed.path().join("catalog.sqlite-wal")).expect("copy wal");
+        catalog.close().await;
+
+        let note = heal_catalog(&path, "test").await.expect("heal");
+        assert!(note.contains("kept 1 settings"), "{note}");
+        let healed = Catalog::open(&path).await.expect("reopen");
+        assert_eq!(
+            healed.setting("knobs").await.expect("read").as_deref(),
+            Some("{\"budget\":7000}")
+        );
+        healed.close().await;
+        let names: Vec<String> = std::fs::read_dir(crashed.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            !names.iter().any(|n| n.starts_with("catalog.sqlite-wal.corrupt")),
+            "{names:?}"
+        );
+    }
 }

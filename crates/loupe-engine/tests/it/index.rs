@@ -332,8 +332,10 @@ fn corrupt_copies(dir: &std::path::Path) -> usize {
         .unwrap()
         .filter(|e| {
             let name = e.as_ref().unwrap().file_name();
-            name.to_string_lossy()
-                .starts_with("catalog.sqlite.corrupt-")
+            let name = name.to_string_lossy();
+            name.starts_with("catalog.sqlite.corrupt-")
+                && !name.ends_with("-wal")
+                && !name.ends_with("-shm")
         })
         .count()
 }
