@@ -25,7 +25,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tantivy::collector::TopDocs;
 use tantivy::postings::Postings;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -112,6 +112,71 @@ struct FileStats {
     keys: Vec<u64>,
     lengths: Vec<u32>,
     average: f32,
+}
+
+/// Per searcher generation: BM25 statistics of the live chunks alone.
+/// tantivy's own count the deleted documents a segment still holds until
+/// a merge drops them, and merges run in the background, so a warm index
+/// would score differently from a cold one of the same tree, and two runs
+/// of the same updates differently from each other (issue 16). Lengths are
+/// the fieldnorms tantivy keeps per document (exact up to 40 tokens,
+/// bucketed above), so the same live chunks give the same statistics.
+struct AliveStats {
+    generation: u64,
+    docs: u64,
+    /// Per scored field: the sum of the live documents' lengths.
+    tokens: HashMap<Field, u64>,
+    /// Live documents per term, as asked.
+    doc_freq: Mutex<HashMap<Term, u64>>,
+}
+
+/// [`AliveStats`] as tantivy's statistics provider for one searcher.
+struct AliveProvider<'a> {
+    searcher: &'a Searcher,
+    stats: &'a AliveStats,
+}
+
+impl tantivy::query::Bm25StatisticsProvider for AliveProvider<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Ok(self.stats.tokens.get(&field).copied().unwrap_or(0))
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.stats.docs)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let memo = |m: &Mutex<HashMap<Term, u64>>| {
+            m.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(term)
+                .copied()
+        };
+        if let Some(n) = memo(&self.stats.doc_freq) {
+            return Ok(n);
+        }
+        let mut n = 0u64;
+        for segment in self.searcher.segment_readers() {
+            let index = segment.inverted_index(term.field())?;
+            let Some(alive) = segment.alive_bitset() else {
+                n += u64::from(index.doc_freq(term)?);
+                continue;
+            };
+            if let Some(mut postings) = index.read_postings(term, IndexRecordOption::Basic)? {
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    n += u64::from(alive.is_alive(doc));
+                    doc = postings.advance();
+                }
+            }
+        }
+        self.stats
+            .doc_freq
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(term.clone(), n);
+        Ok(n)
+    }
 }
 
 /// Splits code-ish text into identifier tokens: each identifier is emitted
@@ -404,6 +469,7 @@ pub struct LexicalIndex {
     reader: IndexReader,
     fields: Fields,
     file_stats: Mutex<Option<Arc<FileStats>>>,
+    alive_stats: Mutex<Option<Arc<AliveStats>>>,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -509,6 +575,7 @@ impl LexicalIndex {
             reader,
             fields,
             file_stats: Mutex::new(None),
+            alive_stats: Mutex::new(None),
         })
     }
 
@@ -594,7 +661,12 @@ impl LexicalIndex {
                 (tie_grain(score), std::cmp::Reverse(id))
             }
         });
-        let top = searcher.search(&query, &collector)?;
+        let stats = self.alive_stats(&searcher)?;
+        let provider = AliveProvider {
+            searcher: &searcher,
+            stats: &stats,
+        };
+        let top = searcher.search_with_statistics_provider(&query, &collector, &provider)?;
         Ok(top
             .into_iter()
             .filter(|((_, id), _)| id.0 != u64::MAX)
@@ -618,6 +690,11 @@ impl LexicalIndex {
         }
         let total_docs = searcher.num_docs().max(1) as f32;
         let f = self.fields;
+        let alive_stats = self.alive_stats(&searcher)?;
+        let alive = AliveProvider {
+            searcher: &searcher,
+            stats: &alive_stats,
+        };
         let mut scores = vec![0f32; files];
         // Per chunk: the idf of the query terms it holds (dense, per segment).
         let mut doc_weight: Vec<Vec<f32>> =
@@ -631,15 +708,7 @@ impl LexicalIndex {
             }
             let content = Term::from_field_text(f.content, term);
             let path = Term::from_field_text(f.path, term);
-            let mut doc_freq = 0u64;
-            for segment in searcher.segment_readers() {
-                doc_freq += u64::from(
-                    segment
-                        .inverted_index(f.content)?
-                        .doc_freq(&content)
-                        .map_err(tantivy::TantivyError::from)?,
-                );
-            }
+            let doc_freq = alive.doc_freq(&content)?;
             if doc_freq == 0 || doc_freq as f32 > FILE_MAX_DOC_SHARE * total_docs {
                 continue;
             }
@@ -740,6 +809,38 @@ impl LexicalIndex {
             });
         }
         Ok(out)
+    }
+
+    /// The live-chunk BM25 statistics of `searcher`'s generation, computed once.
+    fn alive_stats(&self, searcher: &Searcher) -> Result<Arc<AliveStats>> {
+        let generation = searcher.generation().generation_id();
+        let mut cache = self.alive_stats.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stats) = cache.as_ref()
+            && stats.generation == generation
+        {
+            return Ok(Arc::clone(stats));
+        }
+        let f = self.fields;
+        let mut tokens: HashMap<Field, u64> = HashMap::new();
+        for segment in searcher.segment_readers() {
+            let alive = segment.alive_bitset();
+            for field in [f.symbols, f.path, f.content, f.docs] {
+                let norms = segment.get_fieldnorms_reader(field)?;
+                let sum: u64 = (0..segment.max_doc())
+                    .filter(|&doc| alive.is_none_or(|a| a.is_alive(doc)))
+                    .map(|doc| u64::from(norms.fieldnorm(doc)))
+                    .sum();
+                *tokens.entry(field).or_default() += sum;
+            }
+        }
+        let stats = Arc::new(AliveStats {
+            generation,
+            docs: searcher.num_docs(),
+            tokens,
+            doc_freq: Mutex::new(HashMap::new()),
+        });
+        *cache = Some(Arc::clone(&stats));
+        Ok(stats)
     }
 
     /// The file statistics of `searcher`'s generation, computed once.
