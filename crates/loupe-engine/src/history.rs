@@ -20,10 +20,8 @@ use std::process::Command;
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
-};
-use tantivy::{Index, IndexReader, TantivyDocument, Term, doc};
+use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::{Index, IndexReader, Term, doc};
 
 use crate::Result;
 use crate::lexical::{ANALYZER, analyzer};
@@ -186,7 +184,7 @@ impl History {
                 .set_index_option(IndexRecordOption::WithFreqs),
         );
         let message = schema.add_text_field("message", text);
-        let ordinal = schema.add_u64_field("ordinal", STORED | FAST);
+        let ordinal = schema.add_u64_field("ordinal", FAST);
         let index = Index::create_in_ram(schema.build());
         index.tokenizers().register(ANALYZER, analyzer());
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
@@ -263,16 +261,31 @@ impl History {
             })
             .collect();
         let searcher = self.reader.searcher();
-        let top = searcher.search(
-            &BooleanQuery::new(clauses),
-            &TopDocs::with_limit(TOP_COMMITS),
-        )?;
+        // Ties by commit ordinal, not by document address (which segment
+        // layout, and so a background merge, decides): the same history
+        // and question give the same commits.
+        let ordinal = self.ordinal;
+        let collector = TopDocs::with_limit(TOP_COMMITS).tweak_score(
+            move |segment: &tantivy::SegmentReader| {
+                let column = segment
+                    .fast_fields()
+                    .u64(segment.schema().get_field_name(ordinal))
+                    .ok();
+                move |doc: tantivy::DocId, score: tantivy::Score| {
+                    let n = column
+                        .as_ref()
+                        .and_then(|c| c.first(doc))
+                        .unwrap_or(u64::MAX);
+                    ((score * 1024.0).round() / 1024.0, std::cmp::Reverse(n))
+                }
+            },
+        );
+        let top = searcher.search(&BooleanQuery::new(clauses), &collector)?;
         let mut scores: HashMap<u32, f32> = HashMap::new();
-        for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let Some(n) = doc.get_first(self.ordinal).and_then(|v| v.as_u64()) else {
+        for ((score, std::cmp::Reverse(n)), _) in top {
+            if n == u64::MAX {
                 continue;
-            };
+            }
             let Some(changed) = usize::try_from(n).ok().and_then(|n| self.files.get(n)) else {
                 continue;
             };

@@ -1372,7 +1372,9 @@ mod tests {
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
             .collect();
         assert!(
-            !names.iter().any(|n| n.starts_with("catalog.sqlite-wal.corrupt")),
+            !names
+                .iter()
+                .any(|n| n.starts_with("catalog.sqlite-wal.corrupt")),
             "{names:?}"
         );
     }
