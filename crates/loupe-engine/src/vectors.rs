@@ -34,6 +34,11 @@ const EF_SEARCH: usize = 128;
 /// whatever order the graph was built (parallel inserts, a cold index or
 /// years of incremental ones), at a few milliseconds (BENCHMARKS.md).
 pub const EXACT_SEARCH_MAX_POINTS: usize = 20_000;
+/// Search hits best first: higher similarity, then lower chunk id.
+fn best_first(a: &(ChunkId, f32), b: &(ChunkId, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
 /// Rebuild once this share of graph nodes are tombstones.
 pub const MAX_DEAD_FRACTION: f64 = 0.3;
 /// File-name stem of the hnsw_rs dump.
@@ -194,7 +199,7 @@ impl VectorIndex {
             .collect();
         // Equal similarities (identical chunks) in chunk-id order, not in
         // the order the graph, built in parallel, happened to yield them.
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.sort_by(best_first);
         out
     }
 
@@ -219,8 +224,6 @@ impl VectorIndex {
                 live(id).then(|| (id, 1.0 - UnitDot.eval(q, p.get_v())))
             })
             .collect();
-        let best_first =
-            |a: &(ChunkId, f32), b: &(ChunkId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if scored.len() > k {
             scored.select_nth_unstable_by(k - 1, best_first);
             scored.truncate(k);
@@ -419,7 +422,7 @@ mod tests {
                     normalize(&mut v).then(|| (*id, 1.0 - UnitDot.eval(&unit, &v)))
                 })
                 .collect();
-            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            want.sort_by(best_first);
             want.truncate(25);
             assert_eq!(a, want);
         }

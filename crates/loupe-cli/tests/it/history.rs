@@ -1,28 +1,6 @@
 //! `loupe query` reads the project's commit history unless told not to.
 
 use crate::support::*;
-use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap()
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
 
 /// The history share of the score of `path`'s best item, if it is an item.
 fn history_of(a: &serde_json::Value, path: &str) -> Option<f64> {

@@ -1,33 +1,9 @@
 //! `loupe query --diff`: a change as the question, on repositories the
 //! tests build with real git.
 
-use crate::support::{loupe, run_ok};
+use crate::support::{git, loupe, run_ok};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use std::process::Output;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);

@@ -10,8 +10,6 @@ use loupe_assemble::Knobs;
 use loupe_engine::progress::{Progress, Stage, no_progress};
 use loupe_engine::{AskCache, AskRequest, CancelToken, Project};
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -215,30 +213,6 @@ async fn a_write_waits_for_another_writers_run_instead_of_failing() {
     );
     tx.send(()).unwrap();
     blocker.await.unwrap().unwrap();
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn module(n: usize, flavour: &str) -> String {

@@ -4,28 +4,6 @@ use crate::support::*;
 use loupe_engine::RetrieveQuery;
 use loupe_engine::history::HistorySource;
 use loupe_engine::lexical::query_terms;
-use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs")
-        .status
-        .success();
-    assert!(ok, "git {args:?}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_changed_by_similar_commits_become_candidates_with_a_rank() {
