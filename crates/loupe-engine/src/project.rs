@@ -45,13 +45,14 @@ const CATCH_UP_WAIT: Duration = Duration::from_secs(2);
 const REBUILD_PAGE: u32 = 2000;
 
 /// The write lock for a repair at open: waits while another process writes.
-fn wait_for_writer(dir: &Path) -> Result<WriteLock> {
+async fn wait_for_writer(dir: &Path) -> Result<WriteLock> {
     WriteLock::acquire(dir, &CancelToken::new(), || {
         tracing::info!(
             "waiting for another Loupe process to finish writing {}",
             dir.display()
         );
     })
+    .await
 }
 
 /// A file beside the catalog saying a command found it damaged; the next
@@ -379,7 +380,7 @@ impl Project {
         // what that run committed may have made them unnecessary.
         let mut repair_lock = None;
         if version.as_deref() != Some(INDEX_VERSION) {
-            repair_lock = Some(wait_for_writer(&dir)?);
+            repair_lock = Some(wait_for_writer(&dir).await?);
         }
         let version = match repair_lock {
             Some(_) => catalog.meta("index_version").await?,
@@ -409,7 +410,7 @@ impl Project {
             // Behind the catalog may only mean another process is between
             // its catalog and lexical commits: wait for it, then look again.
             drop(opened);
-            repair_lock = Some(wait_for_writer(&dir)?);
+            repair_lock = Some(wait_for_writer(&dir).await?);
             generation = catalog.generation().await?;
             opened = LexicalIndex::open(&dir.join("lexical"), generation)?;
         }
@@ -459,7 +460,7 @@ impl Project {
             // Rebuilt below: not beside another process's run, which may
             // be about to save the file it is missing.
             if repair_lock.is_none() {
-                repair_lock = Some(wait_for_writer(&project.dir)?);
+                repair_lock = Some(wait_for_writer(&project.dir).await?);
                 let now = project.catalog.generation().await?;
                 if now != generation {
                     // It committed while we waited: start from what it wrote.
@@ -811,7 +812,8 @@ impl Project {
                 done: 0,
                 total: None,
             })
-        })?;
+        })
+        .await?;
         // Another process may have written since we last looked: what we
         // hold is the base this run's changes are applied to.
         let now = self.catalog.generation().await?;
@@ -991,7 +993,7 @@ impl Project {
         if generation == 0
             || changes.changes_chunks()
             || !changes.touched.is_empty()
-            || self.lexical.is_empty() != (self.catalog.counts().await?.1 == 0)
+            || self.lexical.is_empty() != lock(&self.live).is_empty()
         {
             return Ok(false);
         }

@@ -87,8 +87,10 @@ impl WriteLock {
     /// the caller can say why nothing moves. Waiting ends with `Cancelled`
     /// when `cancel` is set. A child this process forks (`git` for the
     /// history) shares every open file until it execs, so a lock just
-    /// released on one thread can look held for that instant too.
-    pub fn acquire(dir: &Path, cancel: &CancelToken, on_wait: impl FnOnce()) -> Result<Self> {
+    /// released on one thread can look held for that instant too. The wait
+    /// sleeps on the async runtime: it holds no worker thread, however long
+    /// the other run takes.
+    pub async fn acquire(dir: &Path, cancel: &CancelToken, on_wait: impl FnOnce()) -> Result<Self> {
         let mut on_wait = Some(on_wait);
         loop {
             match Self::try_acquire(dir)? {
@@ -98,7 +100,7 @@ impl WriteLock {
                         f();
                     }
                     cancel.check()?;
-                    std::thread::sleep(LOCK_RETRY);
+                    tokio::time::sleep(LOCK_RETRY).await;
                 }
             }
         }
@@ -154,28 +156,35 @@ pub fn quarantine(path: &Path) -> Result<PathBuf> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_held_lock_is_waited_for_and_the_wait_can_be_cancelled() {
+    #[tokio::test]
+    async fn a_held_lock_is_waited_for_and_the_wait_can_be_cancelled() {
         let dir = tempfile::tempdir().expect("tempdir");
         let none = CancelToken::new();
-        let held = WriteLock::acquire(dir.path(), &none, || {}).expect("first");
+        let held = WriteLock::acquire(dir.path(), &none, || {})
+            .await
+            .expect("first");
         // Held for a while by another holder: waited for, then taken.
         let releaser = std::thread::spawn(move || {
             std::thread::sleep(LOCK_RETRY * 8);
             drop(held);
         });
         let mut waited = false;
-        let second =
-            WriteLock::acquire(dir.path(), &none, || waited = true).expect("taken once released");
+        let second = WriteLock::acquire(dir.path(), &none, || waited = true)
+            .await
+            .expect("taken once released");
         releaser.join().expect("releaser");
         assert!(waited, "the wait was announced");
         // Held, and the waiter cancelled: it stops waiting with Cancelled.
         let cancel = CancelToken::new();
-        let refused = WriteLock::acquire(dir.path(), &cancel, || cancel.cancel());
+        let refused = WriteLock::acquire(dir.path(), &cancel, || cancel.cancel()).await;
         assert!(matches!(refused, Err(Error::Cancelled)), "{refused:?}");
         drop(second);
         let mut waited = false;
-        assert!(WriteLock::acquire(dir.path(), &none, || waited = true).is_ok());
+        assert!(
+            WriteLock::acquire(dir.path(), &none, || waited = true)
+                .await
+                .is_ok()
+        );
         assert!(!waited, "a free lock is taken at once");
     }
 }
