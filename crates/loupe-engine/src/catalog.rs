@@ -24,7 +24,7 @@ use std::time::Duration;
 
 /// Version of the derived data layout (chunking rules, tokenizer, lexical
 /// schema). Bump it when any of them changes: the next open re-indexes.
-pub const INDEX_VERSION: &str = "4";
+pub const INDEX_VERSION: &str = "5";
 
 /// Stored state of one indexed file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -837,12 +837,14 @@ impl std::fmt::Debug for Staged {
     }
 }
 
-/// Ids are kept below this, so they are positive as `i64` and as `usize`.
-const CHUNK_ID_SPACE: u64 = 1 << 62;
+/// Ids are kept below this: positive as `i64` and `usize`, and exact as a
+/// JavaScript number, which is what the app's IPC makes of them (above
+/// 2⁵³ the UI would ask for a chunk that is not there).
+const CHUNK_ID_SPACE: u64 = 1 << 52;
 
-/// A chunk's id from what it is: 62 bits of blake3 over its path, byte
+/// A chunk's id from what it is: 52 bits of blake3 over its path, byte
 /// span and text hash. The same chunk of the same tree gets the same id in
-/// every build; two chunks collide with odds of about n²/2⁶³ (10⁻⁷ for a
+/// every build; two chunks collide with odds of about n²/2⁵³ (10⁻⁴ for a
 /// million chunks), and [`assign_chunk_ids`] resolves that.
 pub fn content_id(path: &str, chunk: &Chunk) -> ChunkId {
     let mut h = blake3::Hasher::new();

@@ -16,6 +16,11 @@ fn a_row_detail_shows_the_rendered_chunk_and_its_file() {
     let h = Harness::new();
     let root = h.open();
     let a: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    // Ids cross IPC as JavaScript numbers: exact only up to 2^53 - 1.
+    assert!(
+        a.rows.iter().all(|r| (0..1i64 << 53).contains(&r.id)),
+        "an id a web view would round"
+    );
     let best = &a.rows[0];
     let knobs: serde_json::Value = h.ok("default_knobs", json!({}));
     let d: ChunkDetailDto = h.ok(
