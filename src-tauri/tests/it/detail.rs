@@ -111,20 +111,7 @@ fn at_completion_offers_files_then_symbols() {
 fn the_watcher_reports_a_changed_file_and_a_new_generation() {
     let h = Harness::new();
     let root = h.open();
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let channel = Channel::new(move |body: InvokeResponseBody| {
-        let e: WatchEventDto = body.deserialize().unwrap();
-        sink.lock().unwrap().push(e);
-        Ok(())
-    });
-    let app = h.app();
-    tauri::async_runtime::block_on(loupe_app::commands::watch_project(
-        app.state(),
-        root.clone(),
-        channel,
-    ))
-    .unwrap();
+    let events = watch(&h, &root);
     std::fs::write(
         h.root().join("src/extra.rs"),
         "pub fn freshly_added() -> u32 { 7 }\n",
@@ -203,19 +190,7 @@ fn another_process_writing_the_project_reaches_the_app() {
     );
 
     // Both write now: the app's watcher and the other process.
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&events);
-    let channel = Channel::new(move |body: InvokeResponseBody| {
-        let e: WatchEventDto = body.deserialize().unwrap();
-        sink.lock().unwrap().push(e);
-        Ok(())
-    });
-    tauri::async_runtime::block_on(loupe_app::commands::watch_project(
-        h.app().state(),
-        root.clone(),
-        channel,
-    ))
-    .unwrap();
+    let events = watch(&h, &root);
     for n in 0..5 {
         std::fs::write(
             h.root().join(format!("src/both_{n}.rs")),
@@ -244,4 +219,22 @@ fn another_process_writing_the_project_reaches_the_app() {
     );
     let stopped: bool = h.ok("unwatch_project", json!({ "root": root }));
     assert!(stopped);
+}
+
+/// Starts the app's watcher on `root`; the events it sends, as they come.
+fn watch(h: &crate::support::Harness, root: &str) -> Arc<Mutex<Vec<WatchEventDto>>> {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let channel = Channel::new(move |body: InvokeResponseBody| {
+        let e: WatchEventDto = body.deserialize().unwrap();
+        sink.lock().unwrap().push(e);
+        Ok(())
+    });
+    tauri::async_runtime::block_on(loupe_app::commands::watch_project(
+        h.app().state(),
+        root.to_owned(),
+        channel,
+    ))
+    .unwrap();
+    events
 }
