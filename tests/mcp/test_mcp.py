@@ -379,7 +379,7 @@ def test_bad_arguments_are_mcp_errors_and_the_server_keeps_serving(workspace):
     async def body(session, project, data):
         await expect_invalid(session, "context", {}, "question")
         await expect_invalid(session, "context", {"question": "   "}, "empty")
-        await expect_invalid(session, "context", {"question": "q", "budget": 5}, "budget", "256")
+        await expect_invalid(session, "context", {"question": "q", "budget": 5}, "budget", "100")
         await expect_invalid(session, "context", {"question": "q", "budget": 10_000_000}, "context window")
         await expect_invalid(session, "context", {"question": "q", "budget": "big"}, "budget")
         await expect_invalid(session, "context", {"question": "q", "budjet": 300}, "budjet")
@@ -407,7 +407,7 @@ def test_bad_arguments_are_mcp_errors_and_the_server_keeps_serving(workspace):
 
 def test_a_budget_that_fits_nothing(workspace):
     async def body(session, project, data):
-        # The smallest budget: the report says what did not fit, and the cap holds.
+        # A small budget: the report says what did not fit, and the cap holds.
         prompt, report = await context(session, question="shipping rate for zone 3", budget=256)
         assert report["used"] <= 256
         assert report["truncated"] is True

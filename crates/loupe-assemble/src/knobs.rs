@@ -7,6 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
+mod patch;
+pub use patch::{
+    KnobProblem, KnobsPatch, TogglesPatch, check_path_weight, limits, set_path_weight,
+};
+
 use crate::classify::{Classification, Intent, QueryAnalysis};
 use crate::fit::{FitReport, Message};
 use crate::guard::DEFAULT_USER_MESSAGE_CAP;

@@ -6,7 +6,7 @@ use crate::{Cli, Command, EmbedderArg, FormatArg, KnobArgs, ReportFormat};
 use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
-use loupe_assemble::{Budget, Knobs};
+use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use loupe_engine::change::DiffSpec;
 use loupe_engine::embed::{
     CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
@@ -358,88 +358,60 @@ pub(crate) fn team_knobs(root: &Path, ignore: bool) -> Knobs {
     team.knobs
 }
 
-/// What `loupe query`'s knob flags set. Parsed before any work, so a bad
-/// flag fails fast; laid over the team's knobs once the project is open.
-/// `loupe mcp` builds one from a tool call's arguments.
-pub(crate) struct QueryFlags {
-    pub(crate) model: Option<String>,
-    pub(crate) budget: Option<Budget>,
-    pub(crate) format: Option<Format>,
-    pub(crate) weights: Vec<PathWeight>,
-    pub(crate) primers: Vec<String>,
-}
-
-impl QueryFlags {
-    pub(crate) fn parse(args: &KnobArgs) -> Result<QueryFlags> {
-        let KnobArgs {
-            model,
-            budget,
-            chars,
-            format,
-            weights,
-            primers,
-            ..
-        } = args;
-        let budget = match (budget, chars) {
-            (Some(t), _) => Some(Budget::Tokens(*t)),
-            (None, Some(c)) => Some(Budget::Chars(*c)),
-            (None, None) => None,
+/// What `loupe query`'s and `loupe map`'s knob flags set, as the patch
+/// every door lays over the team's knobs. Parsed before any work, so a bad
+/// flag fails fast; the ranges are the app's and the team file's.
+pub(crate) fn knob_patch(args: &KnobArgs) -> Result<KnobsPatch> {
+    let KnobArgs {
+        model,
+        budget,
+        chars,
+        format,
+        weights,
+        primers,
+        ..
+    } = args;
+    let budget = match (budget, chars) {
+        (Some(t), _) => Some(Budget::Tokens(*t)),
+        (None, Some(c)) => Some(Budget::Chars(*c)),
+        (None, None) => None,
+    };
+    let format = format.map(|f| match f {
+        FormatArg::Xml => Format::Xml,
+        FormatArg::Md => Format::Markdown,
+        FormatArg::Json => Format::Json,
+    });
+    let mut rules = Vec::with_capacity(weights.len());
+    for w in weights {
+        let Some((glob, value)) = w.rsplit_once('=') else {
+            bail!("--weight {w:?}: expected GLOB=MULTIPLIER, e.g. 'src/core/**=1.5'");
         };
-        let format = format.map(|f| match f {
-            FormatArg::Xml => Format::Xml,
-            FormatArg::Md => Format::Markdown,
-            FormatArg::Json => Format::Json,
+        let weight: f32 = value
+            .trim()
+            .parse()
+            .with_context(|| format!("--weight {w:?}: bad multiplier"))?;
+        rules.push(PathWeight {
+            glob: glob.to_owned(),
+            weight,
         });
-        let weights = weights
-            .iter()
-            .map(|w| {
-                let Some((glob, value)) = w.rsplit_once('=') else {
-                    bail!("--weight {w:?}: expected GLOB=MULTIPLIER, e.g. 'src/core/**=1.5'");
-                };
-                let weight: f32 = value
-                    .trim()
-                    .parse()
-                    .with_context(|| format!("--weight {w:?}: bad multiplier"))?;
-                if !(0.0..=golden::MAX_PATH_WEIGHT).contains(&weight) {
-                    bail!(
-                        "--weight {w:?}: multiplier must be between 0 and {}",
-                        golden::MAX_PATH_WEIGHT
-                    );
-                }
-                Ok(PathWeight {
-                    glob: glob.to_owned(),
-                    weight,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(QueryFlags {
-            model: model.clone(),
-            budget,
-            format,
-            weights,
-            primers: primers.clone(),
-        })
     }
-
-    /// Each flag given wins over `knobs`; `--weight` sets its glob's rule
-    /// and keeps the others.
-    pub(crate) fn apply(self, knobs: &mut Knobs) {
-        if let Some(model) = self.model {
-            knobs.model = model;
-        }
-        if self.budget.is_some() {
-            knobs.budget = self.budget;
-        }
-        if let Some(format) = self.format {
-            knobs.format = format;
-        }
-        for rule in self.weights {
-            loupe_engine::team::set_path_weight(&mut knobs.path_weights, rule);
-        }
-        if !self.primers.is_empty() {
-            knobs.primers = self.primers;
-        }
+    let mut patch = KnobsPatch {
+        model: model.clone(),
+        budget,
+        format,
+        path_weights: (!rules.is_empty()).then_some(rules),
+        primers: (!primers.is_empty()).then(|| primers.clone()),
+        ..KnobsPatch::default()
+    };
+    if let Some(problem) = patch.validate().into_iter().next() {
+        let flag = match problem.knob {
+            "path_weights" => "weight",
+            "budget" if chars.is_some() && args.budget.is_none() => "chars",
+            other => other,
+        };
+        bail!("--{flag}: {}", problem.message);
     }
+    Ok(patch)
 }
 
 async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
@@ -459,7 +431,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         // Before any work: no display means nothing to do.
         crate::clipboard::check_available()?;
     }
-    let flags = QueryFlags::parse(knob_args)?;
+    let flags = knob_patch(knob_args)?;
     let mut question = question.to_owned();
     for pin in pins {
         question.push_str(&format!(" @{}", pin.trim_start_matches('@')));
@@ -475,8 +447,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     } else {
         index_if_new(&project, path).await?;
     }
-    let mut knobs = team_knobs(project.root(), knob_args.no_team_defaults);
-    flags.apply(&mut knobs);
+    let knobs = flags.applied(&team_knobs(project.root(), knob_args.no_team_defaults));
     let request = AskRequest {
         change,
         ..AskRequest::new(question, knobs)
@@ -555,6 +526,14 @@ struct GoldenFlags {
     no_team_defaults: bool,
 }
 
+/// `base` with `patch` over it, once `patch` is known to be in range.
+fn knobs_patch_applied(mut patch: KnobsPatch, base: Knobs) -> Result<Knobs> {
+    if let Some(problem) = patch.validate().into_iter().next() {
+        bail!("--{}: {}", problem.knob, problem.message);
+    }
+    Ok(patch.applied(&base))
+}
+
 async fn run_golden(
     cli: &Cli,
     path: &Path,
@@ -576,10 +555,13 @@ async fn run_golden(
     let project = open(cli, path).await?;
     // Knobs: built-in → `.loupe.toml` → --budget → each question's overrides
     // (applied by `golden::check`), so a team sees what its weights break.
-    let mut base = team_knobs(project.root(), flags.no_team_defaults);
-    if let Some(b) = flags.budget {
-        base.budget = Some(Budget::Tokens(b));
-    }
+    let base = knobs_patch_applied(
+        KnobsPatch {
+            budget: flags.budget.map(Budget::Tokens),
+            ..KnobsPatch::default()
+        },
+        team_knobs(project.root(), flags.no_team_defaults),
+    )?;
     index_with_bar(&project, path).await?;
     let report = golden::check(&project, &questions, &base).await?;
     match format {

@@ -89,7 +89,7 @@ pub struct KnobArgs {
     /// Output format [default: .loupe.toml's, else xml].
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Path weight `GLOB=MULTIPLIER` (0 hides); repeatable. Sets that
+    /// Path weight `GLOB=MULTIPLIER`, 0 to 2 (0 hides, 1 neutral); repeatable. Sets that
     /// glob's weight over .loupe.toml's rules, which otherwise stay.
     #[arg(long = "weight")]
     pub weights: Vec<String>,

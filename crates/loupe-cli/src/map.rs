@@ -1,6 +1,6 @@
 //! `loupe map`: the project's token map as a text tree (or JSON).
 
-use crate::commands::{QueryFlags, index_if_new, open, team_knobs};
+use crate::commands::{index_if_new, knob_patch, open, team_knobs};
 use crate::{Cli, KnobArgs};
 use anyhow::Result;
 use loupe_engine::AskRequest;
@@ -25,7 +25,7 @@ pub(crate) async fn map(
     knob_args: &KnobArgs,
     view: MapView,
 ) -> Result<()> {
-    let flags = QueryFlags::parse(knob_args)?;
+    let flags = knob_patch(knob_args)?;
     let project = open(cli, path).await?;
     index_if_new(&project, path).await?;
     let mut knobs = team_knobs(project.root(), knob_args.no_team_defaults);

@@ -41,7 +41,7 @@ use crate::retrieve::SymbolTable;
 use crate::{Error, Result};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::report::{DropReason, ItemStatus};
-use loupe_assemble::{Assembly, Budget, ChunkId, ItemRow, Knobs};
+use loupe_assemble::{Assembly, Budget, ChunkId, ItemRow, Knobs, KnobsPatch};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ops::Range;
@@ -50,8 +50,6 @@ use std::sync::Arc;
 
 /// Where a project keeps its golden questions, relative to its root.
 pub const GOLDEN_FILE: &str = ".loupe/golden.toml";
-/// Largest path weight accepted, the same range as `loupe query --weight`.
-pub const MAX_PATH_WEIGHT: f32 = 10.0;
 
 /// What can go wrong reading a golden file.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +95,7 @@ pub struct GoldenQuestion {
     /// What must be in the prompt.
     pub expected: Vec<Expected>,
     /// Overrides of the base knobs, for this question only.
-    pub overrides: Overrides,
+    pub overrides: KnobsPatch,
 }
 
 /// An item a question's prompt must contain.
@@ -108,56 +106,6 @@ pub enum Expected {
     File(String),
     /// A defined name (any definition of it counts).
     Symbol(String),
-}
-
-/// Per-question knob overrides; `None` keeps the base value.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Overrides {
-    /// Budget in tokens.
-    pub budget: Option<u32>,
-    /// Model name.
-    pub model: Option<String>,
-    /// Path weights, set per glob over the base ones: a glob the base
-    /// (the team's `.loupe.toml`, then the command line) already has gets
-    /// this weight, the base's other rules stay.
-    pub weights: Option<Vec<PathWeight>>,
-    /// Primer files, replacing the base ones.
-    pub primers: Option<Vec<String>>,
-    /// Cap on automatic items.
-    pub k: Option<usize>,
-    /// Minimum score of automatic items.
-    pub min_score: Option<f32>,
-    /// Levels of detail by score band.
-    pub lod: Option<bool>,
-}
-
-impl Overrides {
-    /// `base` with these overrides applied.
-    pub fn apply(&self, base: &Knobs) -> Knobs {
-        let mut knobs = base.clone();
-        if let Some(b) = self.budget {
-            knobs.budget = Some(Budget::Tokens(b));
-        }
-        if let Some(m) = &self.model {
-            knobs.model = m.clone();
-        }
-        for rule in self.weights.iter().flatten() {
-            crate::team::set_path_weight(&mut knobs.path_weights, rule.clone());
-        }
-        if let Some(p) = &self.primers {
-            knobs.primers = p.clone();
-        }
-        if self.k.is_some() {
-            knobs.k = self.k;
-        }
-        if self.min_score.is_some() {
-            knobs.min_score = self.min_score;
-        }
-        if let Some(lod) = self.lod {
-            knobs.lod = lod;
-        }
-        knobs
-    }
 }
 
 /// A parsed golden file.
@@ -253,38 +201,33 @@ pub fn parse(text: &str) -> Result<GoldenFile, GoldenError> {
                     "the question expects nothing: give `files` or `symbols`".into(),
                 ));
             }
-            let weights = match q.weights {
-                None => None,
-                Some(map) => Some(
+            let mut overrides = KnobsPatch {
+                budget: q.budget.map(Budget::Tokens),
+                model: q.model,
+                path_weights: q.weights.map(|map| {
                     map.into_iter()
-                        .map(|(glob, weight)| {
-                            if (0.0..=MAX_PATH_WEIGHT).contains(&weight) {
-                                Ok(PathWeight { glob, weight })
-                            } else {
-                                Err(invalid(format!(
-                                    "weight {weight} for {glob:?}: must be between 0 and {MAX_PATH_WEIGHT}"
-                                )))
-                            }
-                        })
-                        .collect::<Result<Vec<_>, _>>()?,
-                ),
+                        .map(|(glob, weight)| PathWeight { glob, weight })
+                        .collect()
+                }),
+                primers: q.primers,
+                k: q.k,
+                min_score: q.min_score,
+                lod: q.lod,
+                ..KnobsPatch::default()
             };
-            if q.budget == Some(0) {
-                return Err(invalid("`budget` must be more than 0".into()));
+            if let Some(problem) = overrides.validate().into_iter().next() {
+                // The file's own key names: `weights`, not `path_weights`.
+                let key = match problem.knob {
+                    "path_weights" => "weights",
+                    other => other,
+                };
+                return Err(invalid(problem.describe(key)));
             }
             Ok(GoldenQuestion {
                 line,
                 ask,
                 expected,
-                overrides: Overrides {
-                    budget: q.budget,
-                    model: q.model,
-                    weights,
-                    primers: q.primers,
-                    k: q.k,
-                    min_score: q.min_score,
-                    lod: q.lod,
-                },
+                overrides,
             })
         })
         .collect::<Result<Vec<_>, _>>()
@@ -490,7 +433,7 @@ fn outcome_of(order: &[usize], items: &[ItemRow], is_it: impl Fn(&ItemRow) -> bo
 pub async fn check(project: &Project, golden: &GoldenFile, base: &Knobs) -> Result<GoldenReport> {
     let mut questions = Vec::with_capacity(golden.questions.len());
     for q in &golden.questions {
-        let knobs = q.overrides.apply(base);
+        let knobs = q.overrides.applied(base);
         let model = knobs.model.clone();
         let request = crate::AskRequest::new(q.ask.clone(), knobs);
         let answer = project.ask(&request, &mut crate::AskCache::default()).await;
@@ -560,7 +503,10 @@ mod tests {
             Ok(file) => file
                 .questions
                 .iter()
-                .map(|q| format!("{} {:?} {:?} {:?}", q.line, q.ask, q.expected, q.overrides))
+                .map(|q| {
+                    let overrides = serde_json::to_string(&q.overrides).unwrap();
+                    format!("{} {:?} {:?} {overrides}", q.line, q.ask, q.expected)
+                })
                 .collect::<Vec<_>>()
                 .join("\n"),
             Err(e) => format!("error: {e}"),
@@ -572,8 +518,8 @@ mod tests {
     fn parses_questions_and_overrides() {
         check_parse(
             "# checks\n[[question]]\nask = \"How is tax applied?\"\nfiles = [\"./src\\\\tax.rs\"]\nsymbols = [\"@apply_tax\"]\n\n[[question]]\nask = \"Where is the old code?\"\nfiles = [\"legacy/old.rs\"]\nbudget = 500\nmodel = \"gpt-4o-mini\"\nweights = { \"legacy/**\" = 0 }\nk = 3\nlod = false\n",
-            "3 \"How is tax applied?\" [File(\"src/tax.rs\"), Symbol(\"apply_tax\")] Overrides { budget: None, model: None, weights: None, primers: None, k: None, min_score: None, lod: None }\n\
-             8 \"Where is the old code?\" [File(\"legacy/old.rs\")] Overrides { budget: Some(500), model: Some(\"gpt-4o-mini\"), weights: Some([PathWeight { glob: \"legacy/**\", weight: 0.0 }]), primers: None, k: Some(3), min_score: None, lod: Some(false) }",
+            "3 \"How is tax applied?\" [File(\"src/tax.rs\"), Symbol(\"apply_tax\")] {}\n\
+             8 \"Where is the old code?\" [File(\"legacy/old.rs\")] {\"model\":\"gpt-4o-mini\",\"budget\":{\"tokens\":500},\"path_weights\":[{\"glob\":\"legacy/**\",\"weight\":0.0}],\"k\":3,\"lod\":false}",
         );
     }
 
@@ -604,8 +550,8 @@ mod tests {
             "error: line 2: `ask` is empty",
         );
         check_parse(
-            "[[question]]\nask = \"a\"\nfiles = [\"x.rs\"]\nweights = { \"a/**\" = 11 }\n",
-            "error: line 2: weight 11 for \"a/**\": must be between 0 and 10",
+            "[[question]]\nask = \"a\"\nfiles = [\"x.rs\"]\nweights = { \"a/**\" = 3 }\n",
+            "error: line 2: `weights`: weight 3 for \"a/**\": must be between 0 and 2",
         );
         check_parse(
             "[[question]]\nask = \"a\"\nfiles = [\"x.rs\"]\nbudget = -1\n",
@@ -656,7 +602,7 @@ mod tests {
             line: 1,
             ask: "q".into(),
             expected,
-            overrides: Overrides::default(),
+            overrides: KnobsPatch::default(),
         };
         let index = IndexedNames {
             paths: &paths,
@@ -735,50 +681,6 @@ mod tests {
             &[
                 "File(\"a.rs\") → Found { rank: 3, lod: 5, degraded: false, chunk: \"a.rs:1-9\", chunks_in: 1, chunks: 2 }",
             ],
-        );
-    }
-
-    #[test]
-    fn overrides_replace_only_what_they_name() {
-        let base = Knobs {
-            budget: Some(Budget::Tokens(8000)),
-            ..Knobs::default()
-        };
-        let o = Overrides {
-            k: Some(5),
-            ..Overrides::default()
-        };
-        let knobs = o.apply(&base);
-        assert_eq!(knobs.k, Some(5));
-        assert_eq!(knobs.budget, Some(Budget::Tokens(8000)));
-        let o = Overrides {
-            budget: Some(100),
-            ..Overrides::default()
-        };
-        assert_eq!(o.apply(&base).budget, Some(Budget::Tokens(100)));
-    }
-
-    #[test]
-    fn question_weights_override_the_base_rules_per_glob() {
-        let rule = |glob: &str, weight| PathWeight {
-            glob: glob.into(),
-            weight,
-        };
-        let base = Knobs {
-            path_weights: vec![rule("vendor/**", 0.0), rule("docs/**", 0.5)],
-            ..Knobs::default()
-        };
-        let o = Overrides {
-            weights: Some(vec![rule("vendor/**", 1.0), rule("src/legacy/**", 0.0)]),
-            ..Overrides::default()
-        };
-        assert_eq!(
-            o.apply(&base).path_weights,
-            [
-                rule("vendor/**", 1.0),
-                rule("docs/**", 0.5),
-                rule("src/legacy/**", 0.0)
-            ]
         );
     }
 

@@ -47,15 +47,14 @@
 //! Reads the file, never writes it, and knows no transport: the app's DTO
 //! names happen to be the same words, but the app converts from [`Knobs`].
 
-use globset::Glob;
 use loupe_assemble::classify::Intent;
 use loupe_assemble::models::ModelSpec;
 use loupe_assemble::rank::PathWeight;
-use loupe_assemble::render::Format;
 use loupe_assemble::tokens::Encoding;
-use loupe_assemble::{Budget, Knobs};
+use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, IntoDeserializer};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use toml::Spanned;
@@ -66,11 +65,6 @@ pub const TEAM_FILE: &str = ".loupe.toml";
 /// Files larger than this are ignored with a warning (a knob file is a few
 /// hundred bytes; anything this big is not one).
 pub const TEAM_FILE_MAX_BYTES: u64 = 64 * 1024;
-/// Largest path weight in the file: the app's slider range (0–2). The CLI's
-/// `--weight` accepts more; a team default stays within what the app shows.
-pub const MAX_TEAM_PATH_WEIGHT: f32 = 2.0;
-/// Largest safety margin of a model row (the app's limit too).
-const MAX_SAFETY_MARGIN: f32 = 0.9;
 
 /// The keys the file may set, in documentation order.
 pub const KEYS: &[&str] = &[
@@ -158,19 +152,29 @@ pub fn load(project_root: &Path) -> TeamDefaults {
 /// Lays the file's text over `knobs`, key by key; returns what was ignored.
 /// A file that is not valid TOML changes nothing.
 pub fn apply(text: &str, knobs: &mut Knobs) -> Vec<TeamWarning> {
+    let (patch, warnings) = patch(text);
+    patch.apply(knobs);
+    warnings
+}
+
+/// The file's text as a [`KnobsPatch`] (what is out of range already taken
+/// out) and the warnings for what was ignored, in line order.
+pub fn patch(text: &str) -> (KnobsPatch, Vec<TeamWarning>) {
     let table = match DeTable::parse(text) {
         Ok(t) => t.into_inner(),
         Err(e) => {
-            return vec![TeamWarning {
+            let warning = TeamWarning {
                 line: e.span().map(|s| line_of(text, s.start)),
                 message: format!("{}; the file is ignored", e.message().trim()),
-            }];
+            };
+            return (KnobsPatch::default(), vec![warning]);
         }
     };
     let mut layer = Layer {
         text,
-        knobs,
+        patch: KnobsPatch::default(),
         warnings: Vec::new(),
+        lines: HashMap::new(),
         budget: None,
         unit: None,
     };
@@ -179,44 +183,16 @@ pub fn apply(text: &str, knobs: &mut Knobs) -> Vec<TeamWarning> {
         layer.key(key.get_ref(), line, value);
     }
     layer.finish();
-    let mut warnings = layer.warnings;
+    let Layer {
+        patch,
+        mut warnings,
+        ..
+    } = layer;
     warnings.sort_by_key(|w| w.line);
-    warnings
+    (patch, warnings)
 }
 
-/// A path weight rule as the team file and the app allow it: a glob that
-/// compiles (trimmed) and a weight in 0..=[`MAX_TEAM_PATH_WEIGHT`]; `Err`
-/// says what is wrong. The MCP server checks its tools' rules with it too.
-pub fn check_path_weight(glob: &str, weight: f32) -> Result<PathWeight, String> {
-    let glob = glob.trim();
-    if glob.is_empty() {
-        Err("an empty glob".to_owned())
-    } else if !(0.0..=MAX_TEAM_PATH_WEIGHT).contains(&weight) {
-        Err(format!(
-            "weight {weight} for {glob:?}: must be between 0 and {MAX_TEAM_PATH_WEIGHT}"
-        ))
-    } else if let Err(e) = Glob::new(glob) {
-        Err(format!("{glob:?}: {}", e.kind()))
-    } else {
-        Ok(PathWeight {
-            glob: glob.to_owned(),
-            weight,
-        })
-    }
-}
-
-/// Sets `rule` in `weights`: replaces the weight of a rule with the same glob,
-/// else adds it. How `--weight` and golden questions override the team's
-/// rules per glob while keeping the others.
-pub fn set_path_weight(weights: &mut Vec<PathWeight>, rule: PathWeight) {
-    match weights
-        .iter_mut()
-        .find(|w| w.glob.trim() == rule.glob.trim())
-    {
-        Some(existing) => existing.weight = rule.weight,
-        None => weights.push(rule),
-    }
-}
+pub use loupe_assemble::knobs::{check_path_weight, set_path_weight};
 
 /// 1-based line of byte offset `at` in `text`.
 fn line_of(text: &str, at: usize) -> usize {
@@ -245,16 +221,6 @@ struct RawModel {
     safety_margin: f32,
 }
 
-/// `toggles` as written: only the toggles it names change.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawToggles {
-    sources: Option<bool>,
-    scores: Option<bool>,
-    structured: Option<bool>,
-    lost_in_middle: Option<bool>,
-}
-
 /// `budget_unit` as written.
 #[derive(Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -263,13 +229,16 @@ enum RawUnit {
     Chars,
 }
 
-/// One pass over the file's keys.
+/// One pass over the file's keys, into a patch.
 struct Layer<'a> {
     text: &'a str,
-    knobs: &'a mut Knobs,
+    patch: KnobsPatch,
     warnings: Vec<TeamWarning>,
+    /// Each key's line and, for a list, each entry's line: where
+    /// [`KnobsPatch::validate`]'s problems are reported.
+    lines: HashMap<&'static str, (usize, Vec<usize>)>,
     /// `budget` and `budget_unit` are one knob; they meet in [`Layer::finish`].
-    budget: Option<u32>,
+    budget: Option<(usize, u32)>,
     unit: Option<RawUnit>,
 }
 
@@ -299,21 +268,20 @@ impl Layer<'_> {
         }
     }
 
-    /// A list whose entries are checked one by one: each entry comes back
-    /// with its line.
+    /// A list whose entries are checked one by one: their lines are kept.
     fn list<T: DeserializeOwned>(
         &mut self,
-        key: &str,
+        key: &'static str,
         line: usize,
         value: Spanned<DeValue<'_>>,
-    ) -> Option<Vec<(usize, T)>> {
+    ) -> Option<Vec<T>> {
         let items: Vec<Spanned<T>> = self.value(key, line, value)?;
-        Some(
-            items
-                .into_iter()
-                .map(|s| (line_of(self.text, s.span().start), s.into_inner()))
-                .collect(),
-        )
+        let lines = items
+            .iter()
+            .map(|s| line_of(self.text, s.span().start))
+            .collect();
+        self.lines.insert(key, (line, lines));
+        Some(items.into_iter().map(Spanned::into_inner).collect())
     }
 
     fn number(&mut self, key: &str, line: usize, value: Spanned<DeValue<'_>>) -> Option<f32> {
@@ -327,152 +295,87 @@ impl Layer<'_> {
     }
 
     fn key(&mut self, key: &str, line: usize, value: Spanned<DeValue<'_>>) {
-        match key {
-            "model" => {
-                if let Some(m) = self.value::<String>(key, line, value) {
-                    if m.trim().is_empty() {
-                        self.warn(line, "`model` ignored: empty".into());
-                    } else {
-                        self.knobs.model = m.trim().to_owned();
-                    }
-                }
-            }
+        let Some(&name) = KEYS.iter().find(|k| **k == key) else {
+            self.warn(line, format!("unknown knob `{key}` ignored"));
+            return;
+        };
+        self.lines.entry(name).or_insert((line, Vec::new()));
+        match name {
+            "model" => self.patch.model = self.value(key, line, value),
             "models" => {
-                if let Some(rows) = self.list::<RawModel>(key, line, value) {
-                    let models = rows
-                        .into_iter()
-                        .filter_map(|(at, row)| self.model_row(at, row))
-                        .collect();
-                    self.knobs.models = models;
-                }
+                self.patch.models = self.list::<RawModel>(name, line, value).map(|rows| {
+                    rows.into_iter()
+                        .map(|row| ModelSpec {
+                            name: row.name,
+                            encoding: row.encoding,
+                            context_window: row.context_window,
+                            default_budget: row.default_budget,
+                            safety_margin: row.safety_margin,
+                        })
+                        .collect()
+                })
             }
-            "budget" => match self.value::<u32>(key, line, value) {
-                Some(0) => self.warn(line, "`budget` ignored: must be more than 0".into()),
-                Some(b) => self.budget = Some(b),
-                None => {}
-            },
+            "budget" => self.budget = self.value(key, line, value).map(|b| (line, b)),
             "budget_unit" => self.unit = self.value(key, line, value),
             "path_weights" => {
-                if let Some(rules) = self.list::<RawWeight>(key, line, value) {
-                    let weights = rules
+                self.patch.path_weights = self.list::<RawWeight>(name, line, value).map(|rules| {
+                    rules
                         .into_iter()
-                        .filter_map(|(at, rule)| self.path_weight(at, rule))
-                        .collect();
-                    self.knobs.path_weights = weights;
-                }
+                        .map(|r| PathWeight {
+                            glob: r.glob,
+                            weight: r.weight,
+                        })
+                        .collect()
+                })
             }
-            "primers" => {
-                if let Some(primers) = self.value::<Vec<String>>(key, line, value) {
-                    self.knobs.primers = primers
-                        .into_iter()
-                        .map(|p| p.trim().to_owned())
-                        .filter(|p| !p.is_empty())
-                        .collect();
-                }
-            }
-            "primer_boost" => {
-                if let Some(n) = self.number(key, line, value) {
-                    self.knobs.primer_boost = n;
-                }
-            }
-            "k" => {
-                if let Some(k) = self.value::<usize>(key, line, value) {
-                    self.knobs.k = Some(k);
-                }
-            }
-            "lod" => {
-                if let Some(lod) = self.value(key, line, value) {
-                    self.knobs.lod = lod;
-                }
-            }
-            "format" => {
-                if let Some(format) = self.value::<Format>(key, line, value) {
-                    self.knobs.format = format;
-                }
-            }
-            "recency_weight" => {
-                if let Some(n) = self.number(key, line, value) {
-                    self.knobs.recency_weight = n.max(0.0);
-                }
-            }
+            "primers" => self.patch.primers = self.value(key, line, value),
+            "primer_boost" => self.patch.primer_boost = self.number(key, line, value),
+            "k" => self.patch.k = self.value(key, line, value),
+            "lod" => self.patch.lod = self.value(key, line, value),
+            "format" => self.patch.format = self.value(key, line, value),
+            "recency_weight" => self.patch.recency_weight = self.number(key, line, value),
             "recency_half_life_days" => {
-                if let Some(n) = self.number(key, line, value) {
-                    self.knobs.recency_half_life_days = n;
-                }
+                self.patch.recency_half_life_days = self.number(key, line, value)
             }
-            "min_score" => {
-                if let Some(n) = self.number(key, line, value) {
-                    self.knobs.min_score = Some(n.clamp(0.0, 1.0));
-                }
-            }
-            "answer_reserve" => {
-                if let Some(n) = self.value(key, line, value) {
-                    self.knobs.answer_reserve = n;
-                }
-            }
-            "toggles" => {
-                if let Some(t) = self.value::<RawToggles>(key, line, value) {
-                    let toggles = &mut self.knobs.toggles;
-                    toggles.sources = t.sources.unwrap_or(toggles.sources);
-                    toggles.scores = t.scores.unwrap_or(toggles.scores);
-                    toggles.structured = t.structured.unwrap_or(toggles.structured);
-                    toggles.lost_in_middle = t.lost_in_middle.unwrap_or(toggles.lost_in_middle);
-                }
-            }
-            "sanitize" => {
-                if let Some(b) = self.value(key, line, value) {
-                    self.knobs.sanitize = b;
-                }
-            }
-            "redact_secrets" => {
-                if let Some(b) = self.value(key, line, value) {
-                    self.knobs.redact_secrets = b;
-                }
-            }
-            "intent" => {
-                if let Some(i) = self.value::<Intent>(key, line, value) {
-                    self.knobs.intent = Some(i);
-                }
-            }
-            other => self.warn(line, format!("unknown knob `{other}` ignored")),
+            "min_score" => self.patch.min_score = self.number(key, line, value),
+            "answer_reserve" => self.patch.answer_reserve = self.value(key, line, value),
+            "toggles" => self.patch.toggles = self.value(key, line, value),
+            "sanitize" => self.patch.sanitize = self.value(key, line, value),
+            "redact_secrets" => self.patch.redact_secrets = self.value(key, line, value),
+            "intent" => self.patch.intent = self.value::<Intent>(key, line, value),
+            _ => self.warn(line, format!("knob `{key}` is not read yet, ignored")),
         }
     }
 
-    fn path_weight(&mut self, line: usize, rule: RawWeight) -> Option<PathWeight> {
-        match check_path_weight(&rule.glob, rule.weight) {
-            Ok(rule) => Some(rule),
-            Err(p) => {
-                self.warn(line, format!("path weight ignored: {p}"));
-                None
-            }
-        }
-    }
-
-    fn model_row(&mut self, line: usize, row: RawModel) -> Option<ModelSpec> {
-        let name = row.name.trim().to_lowercase();
-        if name.is_empty() || row.context_window == 0 {
-            self.warn(
-                line,
-                "model row ignored: it needs a name and a context window".into(),
-            );
-            return None;
-        }
-        Some(ModelSpec {
-            name,
-            encoding: row.encoding,
-            context_window: row.context_window,
-            default_budget: row.default_budget.clamp(1, row.context_window),
-            safety_margin: row.safety_margin.clamp(0.0, MAX_SAFETY_MARGIN),
-        })
-    }
-
-    /// `budget` with its unit (tokens unless `budget_unit` says otherwise).
+    /// `budget` with its unit (tokens unless `budget_unit` says otherwise),
+    /// then every value checked against its range: what is out of range is
+    /// a warning at its line (an entry of a list at the entry's line).
     fn finish(&mut self) {
-        if let Some(n) = self.budget {
-            self.knobs.budget = Some(match self.unit {
+        if let Some((line, n)) = self.budget {
+            self.lines.insert("budget", (line, Vec::new()));
+            self.patch.budget = Some(match self.unit {
                 Some(RawUnit::Chars) => Budget::Chars(n),
                 Some(RawUnit::Tokens) | None => Budget::Tokens(n),
             });
+        }
+        for problem in self.patch.validate() {
+            let (line, entries) = self
+                .lines
+                .get(problem.knob)
+                .cloned()
+                .unwrap_or((1, Vec::new()));
+            let at = problem
+                .entry
+                .and_then(|i| entries.get(i).copied())
+                .unwrap_or(line);
+            let message = match problem.entry {
+                Some(_) if problem.knob == "path_weights" => {
+                    format!("path weight ignored: {}", problem.message)
+                }
+                Some(_) => format!("model row ignored: {}", problem.message),
+                None => format!("`{}` ignored: {}", problem.knob, problem.message),
+            };
+            self.warn(at, message);
         }
     }
 }
@@ -506,8 +409,8 @@ mod tests {
         check(
             "model = \"gpt-4o-mini\"\nbudget = 9000\nbudget_unit = \"chars\"\n\
              primers = [\" README.md \", \"\"]\nprimer_boost = 1\nk = 30\nlod = false\n\
-             format = \"markdown\"\nrecency_weight = -1.0\nrecency_half_life_days = 7\n\
-             min_score = 2.0\nanswer_reserve = 100\nsanitize = false\nredact_secrets = false\n\
+             format = \"markdown\"\nrecency_weight = 0.25\nrecency_half_life_days = 7\n\
+             min_score = 0.5\nanswer_reserve = 100\nsanitize = false\nredact_secrets = false\n\
              intent = \"tests\"\ntoggles = { scores = true }\n\
              [[path_weights]]\nglob = \" vendor/** \"\nweight = 0\n\
              [[models]]\nname = \"Ours\"\ncontext_window = 1000\ndefault_budget = 5000\n",
@@ -518,14 +421,14 @@ mod tests {
                 "intent=\"tests\"",
                 "k=30",
                 "lod=false",
-                "min_score=1.0",
+                "min_score=0.5",
                 "model=\"gpt-4o-mini\"",
                 "models=[{\"context_window\":1000,\"default_budget\":1000,\"encoding\":\"o200k_base\",\"name\":\"ours\",\"safety_margin\":0.0}]",
                 "path_weights=[{\"glob\":\"vendor/**\",\"weight\":0.0}]",
                 "primer_boost=1.0",
                 "primers=[\"README.md\"]",
                 "recency_half_life_days=7.0",
-                "recency_weight=0.0",
+                "recency_weight=0.25",
                 "redact_secrets=false",
                 "sanitize=false",
                 "toggles={\"lost_in_middle\":false,\"scores\":true,\"sources\":true,\"structured\":false}",
@@ -552,11 +455,13 @@ mod tests {
             ],
         );
         check(
-            "budget = 0\nformat = \"html\"\n",
+            "budget = 0\nformat = \"html\"\nmin_score = 2.0\nrecency_weight = -1.0\n",
             &[],
             &[
-                ".loupe.toml, line 1: `budget` ignored: must be more than 0",
+                ".loupe.toml, line 1: `budget` ignored: 0: must be at least 100 (the instructions and the question need room too)",
                 ".loupe.toml, line 2: `format` ignored: unknown variant `html`, expected one of `xml`, `markdown`, `json`",
+                ".loupe.toml, line 3: `min_score` ignored: 2: must be between 0 and 1",
+                ".loupe.toml, line 4: `recency_weight` ignored: -1: must be between 0 and 0.5",
             ],
         );
     }
@@ -566,7 +471,9 @@ mod tests {
         for key in KEYS {
             let warnings = apply(&format!("{key} = {{}}\n"), &mut Knobs::default());
             assert!(
-                warnings.iter().all(|w| !w.message.contains("unknown knob")),
+                warnings
+                    .iter()
+                    .all(|w| !w.message.contains("unknown knob") && !w.message.contains("not read")),
                 "{key}: {warnings:?}"
             );
         }

@@ -6,8 +6,9 @@
 //! default) and schemars derives the JSON Schema the server lists. The doc
 //! comments are the descriptions an agent reads.
 //!
-//! The knob arguments are the same all-optional patch the CLI's flags are:
-//! they become a [`QueryFlags`] laid over the team's knobs. A name in
+//! The knob arguments become the same all-optional [`KnobsPatch`] the CLI's
+//! flags, the team file and golden questions are, checked against the same
+//! ranges and laid over the team's knobs. A name in
 //! `pins`, `bans` or `target` is resolved against the index (a path, a
 //! unique path suffix, or a symbol) before anything is asked.
 //!
@@ -15,9 +16,10 @@
 //! functions of the arguments, the base knobs and the index's names, so
 //! they are unit-tested here.
 
+use loupe_assemble::knobs::limits::{MIN_BUDGET, PATH_WEIGHT};
 use loupe_assemble::models;
 use loupe_assemble::render::Format;
-use loupe_assemble::{Budget, ChunkId, Knobs};
+use loupe_assemble::{Budget, ChunkId, Knobs, KnobsPatch};
 use loupe_engine::retrieve::SymbolTable;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
@@ -25,16 +27,11 @@ use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::commands::QueryFlags;
-
 /// Budget when neither the call nor the project's `.loupe.toml` sets one:
 /// an agent's window also holds its conversation and its own files, so a
 /// fixed slice is handed out rather than the model's whole default (20,000
 /// for gpt-4o, 50,000 for Claude). Never more than the model's default.
 pub const DEFAULT_BUDGET: u32 = 16_000;
-/// Smallest budget accepted: below it the instructions and the question
-/// alone leave no room for any code.
-pub const MIN_BUDGET: u32 = 256;
 /// `search` rows when the call sets no limit (what `loupe search` prints).
 pub const DEFAULT_LIMIT: usize = 20;
 /// Most `search` rows one call returns.
@@ -92,7 +89,7 @@ pub struct PathWeightArg {
     /// A glob over project-relative paths, e.g. `src/core/**` or `**/*_test.go`.
     pub glob: String,
     /// Multiplier of the matched files' scores: 0 hides them, 1 is neutral, 2 doubles.
-    #[schemars(range(min = 0.0, max = 2.0))]
+    #[schemars(range(min = PATH_WEIGHT.min, max = PATH_WEIGHT.max))]
     pub weight: f32,
 }
 
@@ -104,10 +101,10 @@ pub struct ContextArgs {
     /// (a pasted error or stack trace is fine). `@path` or `@Symbol` in it
     /// pins that item.
     pub question: String,
-    /// Token budget for the prompt, a hard cap: from 256 to the model's
+    /// Token budget for the prompt, a hard cap: from 100 to the model's
     /// context window. Default: the project's `.loupe.toml` budget, else 16000
     /// (never more than the model's default budget).
-    #[schemars(range(min = 256))]
+    #[schemars(range(min = MIN_BUDGET))]
     pub budget: Option<u32>,
     /// The model the prompt is for: picks the tokenizer and context window
     /// (e.g. `gpt-4o`, `claude-sonnet-4`). Default: `.loupe.toml`'s, else gpt-4o.
@@ -156,7 +153,7 @@ pub struct ExplainArgs {
     /// `auth/session.rs`) or a symbol name.
     pub target: String,
     /// The budget the prompt was built with (see `context`).
-    #[schemars(range(min = 256))]
+    #[schemars(range(min = MIN_BUDGET))]
     pub budget: Option<u32>,
     /// The model the prompt was built for (see `context`).
     pub model: Option<String>,
@@ -181,14 +178,8 @@ pub struct StatusArgs {
 /// The knob arguments `context` and `explain` share, checked.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Shape {
-    /// Budget in tokens.
-    pub budget: Option<u32>,
-    /// Model name.
-    pub model: Option<String>,
-    /// Output format.
-    pub format: Option<Format>,
-    /// Path weight rules (each checked like the team file's).
-    pub weights: Vec<loupe_assemble::rank::PathWeight>,
+    /// The knob arguments, in range.
+    pub knobs: KnobsPatch,
     /// Names to pin, as given.
     pub pins: Vec<String>,
     /// Names to ban, as given.
@@ -306,17 +297,6 @@ fn shape(
     pins: Option<&[String]>,
     bans: Option<&[String]>,
 ) -> Result<Shape, BadArg> {
-    let model = match model.map(str::trim) {
-        Some("") => return Err(BadArg("`model` is empty: omit it for the default".into())),
-        other => other.map(str::to_owned),
-    };
-    if let Some(b) = budget
-        && b < MIN_BUDGET
-    {
-        return Err(BadArg(format!(
-            "`budget` {b}: must be at least {MIN_BUDGET} tokens (the instructions and the question need room too)"
-        )));
-    }
     let list = |name: &str, items: Option<&[String]>| -> Result<Vec<String>, BadArg> {
         let items = items.unwrap_or_default();
         if items.len() > MAX_LIST {
@@ -344,18 +324,26 @@ fn shape(
             weights.len()
         )));
     }
-    let weights = weights
-        .iter()
-        .map(|w| {
-            loupe_engine::team::check_path_weight(&w.glob, w.weight)
-                .map_err(|e| BadArg(format!("`path_weights`: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Shape {
-        budget,
-        model,
+    let mut knobs = KnobsPatch {
+        budget: budget.map(Budget::Tokens),
+        model: model.map(str::to_owned),
         format: format.map(Format::from),
-        weights,
+        path_weights: Some(
+            weights
+                .iter()
+                .map(|w| loupe_assemble::rank::PathWeight {
+                    glob: w.glob.clone(),
+                    weight: w.weight,
+                })
+                .collect(),
+        ),
+        ..KnobsPatch::default()
+    };
+    if let Some(problem) = knobs.validate().into_iter().next() {
+        return Err(BadArg(problem.to_string()));
+    }
+    Ok(Shape {
+        knobs,
         pins: list("pins", pins)?,
         bans: list("bans", bans)?,
         change: None,
@@ -367,17 +355,9 @@ impl Shape {
     /// budget checked against the model's window. With no budget from
     /// either, [`DEFAULT_BUDGET`] (at most the model's default budget).
     pub fn knobs(&self, base: Knobs) -> Result<Knobs, BadArg> {
-        let mut knobs = base;
-        QueryFlags {
-            model: self.model.clone(),
-            budget: self.budget.map(Budget::Tokens),
-            format: self.format,
-            weights: self.weights.clone(),
-            primers: Vec::new(),
-        }
-        .apply(&mut knobs);
+        let mut knobs = self.knobs.applied(&base);
         let spec = models::resolve(&knobs.model, &knobs.models);
-        if let Some(b) = self.budget
+        if let Some(Budget::Tokens(b)) = self.knobs.budget
             && b > spec.context_window
         {
             return Err(BadArg(format!(
@@ -591,7 +571,7 @@ mod tests {
         );
         bad(
             json!({"question": "q", "budget": 5}),
-            "`budget` 5: must be at least 256 tokens (the instructions and the question need room too)",
+            "`budget` 5: must be at least 100 (the instructions and the question need room too)",
         );
         bad(
             json!({"question": "q", "budget": 200000}),
@@ -676,12 +656,12 @@ mod tests {
         let explain = |value| {
             decode::<ExplainArgs>(value)
                 .and_then(|a| a.shape().map_err(|e| e.0))
-                .map(|(q, t, s)| format!("{q} {t} {:?}", s.budget))
+                .map(|(q, t, s)| format!("{q} {t} {:?}", s.knobs.budget))
                 .unwrap_or_else(|e| format!("error: {e}"))
         };
         assert_eq!(
             explain(json!({"question": "q", "target": " src/a.rs ", "budget": 300})),
-            "q src/a.rs Some(300)"
+            "q src/a.rs Some(Tokens(300))"
         );
         assert_eq!(
             explain(json!({"question": "q", "target": ""})),
@@ -773,7 +753,7 @@ mod tests {
         }
         let context = serde_json::to_value(schemars::schema_for!(ContextArgs)).unwrap();
         assert_eq!(context["required"], json!(["question"]));
-        assert_eq!(context["properties"]["budget"]["minimum"], 256);
+        assert_eq!(context["properties"]["budget"]["minimum"], 100);
     }
 
     /// JSON values an agent might send, nested a few levels.

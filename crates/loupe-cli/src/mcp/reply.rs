@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use loupe_assemble::report::ItemStatus;
 use loupe_assemble::{ChunkId, ItemRow};
-use loupe_engine::golden::{self, Expected, GoldenQuestion, IndexedNames, Outcome, Overrides};
+use loupe_engine::golden::{self, Expected, GoldenQuestion, IndexedNames, Outcome};
 use loupe_engine::{Answer, Status};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -352,7 +352,7 @@ pub fn explain_reply(answer: &Answer, target: &Named, index: &IndexedNames<'_>) 
         line: 0,
         ask: String::new(),
         expected: vec![expected],
-        overrides: Overrides::default(),
+        overrides: loupe_assemble::KnobsPatch::default(),
     };
     let outcome = golden::match_items(&question, &answer.assembly, index)
         .into_iter()
