@@ -27,10 +27,11 @@ APT_PACKAGES := build-essential pkg-config git file curl wget libssl-dev \
   webkit2gtk-driver xvfb xauth chromium xdotool python3-gi gir1.2-gtk-3.0 imagemagick xclip
 STAMP_DIR := target/.stamps
 TAURI_DRIVER_VERSION := 2.1.0
-# The e2e binary is copied here so a concurrent `cargo test` (which rebuilds
-# target/debug/loupe-app without custom-protocol) cannot swap it mid-run.
+# The e2e binaries are copied here so a concurrent `cargo test` (which rebuilds
+# target/debug/loupe-app without custom-protocol) cannot swap them mid-run.
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 E2E_APP := $(TARGET_DIR)/e2e/loupe-app
+E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
 .PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy mcp-test fuzz
@@ -59,10 +60,11 @@ tauri-driver:
 	@command -v tauri-driver >/dev/null || $(CARGO) install tauri-driver --locked --version $(TAURI_DRIVER_VERSION)
 
 ## run: the desktop app, release build serving ui/dist (custom-protocol, TAURI-NOTES.md pitfall 1).
+## One cargo invocation builds the app and the `loupe` CLI (for `loupe mcp`)
+## over one feature set, so their shared dependencies are compiled once.
 run: deps ui-deps
 	cd ui && npm run build
-	$(CARGO) build --release -p loupe-cli
-	$(CARGO) build --release -p loupe-app --features tauri/custom-protocol
+	$(CARGO) build --release -p loupe-cli -p loupe-app --features loupe-app/custom-protocol
 	$(TARGET_DIR)/release/loupe-app
 
 ## cli: the `loupe` CLI on PROJECT (what `make run` did before the app).
@@ -100,12 +102,13 @@ ui-test: ui-check ui-mock
 
 e2e-app: deps ui-deps
 	cd ui && npm run build
-	$(CARGO) build -p loupe-app --features tauri/custom-protocol
-	@mkdir -p $(dir $(E2E_APP)) && cp $(TARGET_DIR)/debug/loupe-app $(E2E_APP)
+	$(CARGO) build -p loupe-cli -p loupe-app --features loupe-app/custom-protocol
+	@mkdir -p $(dir $(E2E_APP)) && cp $(TARGET_DIR)/debug/loupe-app $(E2E_APP) && cp $(TARGET_DIR)/debug/loupe $(E2E_CLI)
 
-## e2e: the real app under Xvfb via tauri-driver + WebKitWebDriver + WebdriverIO.
+## e2e: the real app under Xvfb via tauri-driver + WebKitWebDriver + WebdriverIO
+## (and `loupe mcp` driven by the official MCP TypeScript SDK beside it).
 e2e: e2e-app tauri-driver
-	cd ui && LOUPE_APP=$(abspath $(E2E_APP)) LOUPE_SCREENSHOTS=$(abspath $(TARGET_DIR)/e2e/shots) $(XVFB) npm run test:e2e
+	cd ui && LOUPE_APP=$(abspath $(E2E_APP)) LOUPE_BIN=$(abspath $(E2E_CLI)) LOUPE_SCREENSHOTS=$(abspath $(TARGET_DIR)/e2e/shots) $(XVFB) npm run test:e2e
 
 ## mcp-test: `loupe mcp` over stdio, driven by the official MCP Python SDK
 ## (PyPI `mcp`, pinned) from a venv under the target dir; tests/mcp/.

@@ -10,12 +10,14 @@
 //! the main thread, where a write would stall the window.
 
 use crate::dto::{
-    AssemblyDto, ChunkDetailDto, CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent,
-    KnobsDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto, RecentDto, SelectionDto,
-    StatusDto, TargetDto, WatchEventDto,
+    AgentRequestDetailDto, AgentRequestDto, AgentRequestsDto, AssemblyDto, ChunkDetailDto,
+    CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent, KnobsDto, MarkDto, ModelDto,
+    OpenedDto, PresetDto, ProjectSettingsDto, RecentDto, SelectionDto, StatusDto, TargetDto,
+    WatchEventDto,
 };
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
+use loupe_engine::agent_log;
 use loupe_engine::ask::unix_now;
 use loupe_engine::watch::WatchEvent;
 use loupe_engine::{AskRequest, Progress};
@@ -151,28 +153,123 @@ pub fn default_knobs() -> KnobsDto {
 
 /// Assemble the prompt for `question` under `knobs`: the chunk table, the
 /// report and the prompt. Retrieval is cached per question, so a knob change
-/// only reruns the (pure, fast) assembly.
+/// only reruns the (pure, fast) assembly. With `agent_request`, that
+/// agent call's pins, bans and change apply instead of the project's.
 #[tauri::command]
 pub async fn assemble(
     state: State<'_, AppState>,
     root: String,
     question: String,
     knobs: KnobsDto,
+    agent_request: Option<String>,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
+    // An agent's call, re-opened: its own pins, bans and change, and the
+    // prompt it got to compare with.
+    let agent = match agent_request {
+        Some(id) => {
+            let dir = open.project.data_dir().to_path_buf();
+            let found = tokio::task::spawn_blocking(move || agent_log::find(&dir, &id))
+                .await
+                .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))??;
+            Some(found)
+        }
+        None => None,
+    };
+    let (selection, change) = match &agent {
+        Some(a) => (
+            a.selection.clone(),
+            a.change.as_deref().map(str::parse).transpose()?,
+        ),
+        None => (open.selection(), None),
+    };
     let request = AskRequest {
         question,
         question_type: knobs.question_type.map(Into::into),
         knobs: knobs.into(),
-        selection: open.selection(),
+        selection,
+        change,
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
-    Ok(AssemblyDto::new(
-        &answer.assembly,
-        &answer.selected,
-        answer.stale,
-    ))
+    let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
+    dto.agent_match =
+        agent.map(|a| a.report.prompt_hash == agent_log::prompt_hash(&answer.assembly.prompt));
+    Ok(dto)
+}
+
+/// The agents' calls on the project (`loupe mcp` records them), newest
+/// first. With `known` still the log's version, nothing is re-sent: the UI
+/// polls this while a project is open.
+#[tauri::command]
+pub async fn agent_requests(
+    state: State<'_, AppState>,
+    root: String,
+    known: Option<String>,
+) -> CommandResult<AgentRequestsDto> {
+    /// The newest calls listed.
+    const LISTED: usize = 200;
+    let open = opened(&state, &root)?;
+    let reading = Arc::clone(&open);
+    let (version, log) = tokio::task::spawn_blocking(move || reading.agent_log())
+        .await
+        .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))??;
+    let version = version.to_string();
+    let agent_knobs = open
+        .project
+        .data_dir()
+        .join(agent_log::AGENT_KNOBS_FILE)
+        .exists();
+    let changed = known.as_deref() != Some(version.as_str());
+    let requests = if changed {
+        log.entries
+            .iter()
+            .rev()
+            .take(LISTED)
+            .map(AgentRequestDto::from)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(AgentRequestsDto {
+        version,
+        changed,
+        requests,
+        skipped: u32::try_from(log.skipped).unwrap_or(u32::MAX),
+        agent_knobs,
+    })
+}
+
+/// One agent call, to re-open in the inspector.
+#[tauri::command]
+pub async fn agent_request(
+    state: State<'_, AppState>,
+    root: String,
+    id: String,
+) -> CommandResult<AgentRequestDetailDto> {
+    let open = opened(&state, &root)?;
+    let dir = open.project.data_dir().to_path_buf();
+    let found = tokio::task::spawn_blocking(move || agent_log::find(&dir, &id))
+        .await
+        .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))??;
+    Ok((&found).into())
+}
+
+/// Save `knobs` as what agents' calls on this project start from (stored
+/// as the difference from the team's defaults); `null` forgets them.
+#[tauri::command]
+pub async fn save_agent_knobs(
+    state: State<'_, AppState>,
+    root: String,
+    knobs: Option<KnobsDto>,
+) -> CommandResult<()> {
+    let open = opened(&state, &root)?;
+    let team = loupe_engine::team::load(open.project.root()).knobs;
+    let patch = knobs.map(|k| loupe_assemble::KnobsPatch::between(&team, &k.into()));
+    Ok(agent_log::save_agent_knobs(
+        open.project.data_dir(),
+        patch.as_ref(),
+    )?)
 }
 
 /// The knobs of a project (built-in defaults, then the team's `.loupe.toml`,

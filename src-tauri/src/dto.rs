@@ -255,24 +255,21 @@ impl From<&loupe_assemble::models::ModelSpec> for ModelDto {
 }
 
 impl ModelDto {
-    /// The core row, or `None` for a row the user has not finished (no
-    /// name or no context window).
-    fn to_spec(&self) -> Option<loupe_assemble::models::ModelSpec> {
+    /// The core row as given; [`Knobs::normalize`] drops a row the user has
+    /// not finished (no name or no context window) and brings the rest into
+    /// range.
+    fn to_spec(&self) -> loupe_assemble::models::ModelSpec {
         use loupe_assemble::tokens::Encoding;
-        let name = self.name.trim().to_lowercase();
-        if name.is_empty() || self.context_window == 0 {
-            return None;
-        }
-        Some(loupe_assemble::models::ModelSpec {
-            name,
+        loupe_assemble::models::ModelSpec {
+            name: self.name.clone(),
             encoding: match self.encoding {
                 EncodingDto::O200kBase => Encoding::O200kBase,
                 EncodingDto::Cl100kBase => Encoding::Cl100kBase,
             },
             context_window: self.context_window,
-            default_budget: self.default_budget.clamp(1, self.context_window),
-            safety_margin: self.safety_margin.clamp(0.0, 0.9),
-        })
+            default_budget: self.default_budget,
+            safety_margin: self.safety_margin,
+        }
     }
 }
 
@@ -491,11 +488,13 @@ impl From<Knobs> for KnobsDto {
 }
 
 impl From<KnobsDto> for Knobs {
+    /// The app's knobs in the core's ranges ([`Knobs::normalize`]): the
+    /// controls and stored preferences may hold anything.
     fn from(d: KnobsDto) -> Self {
         use loupe_assemble::render::Format;
-        Knobs {
+        let mut knobs = Knobs {
             model: d.model,
-            models: d.models.iter().filter_map(ModelDto::to_spec).collect(),
+            models: d.models.iter().map(ModelDto::to_spec).collect(),
             budget: d.budget.map(|n| match d.budget_unit {
                 BudgetUnit::Tokens => Budget::Tokens(n),
                 BudgetUnit::Chars => Budget::Chars(n),
@@ -503,18 +502,12 @@ impl From<KnobsDto> for Knobs {
             path_weights: d
                 .path_weights
                 .into_iter()
-                .filter(|w| !w.glob.trim().is_empty())
                 .map(|w| loupe_assemble::rank::PathWeight {
-                    glob: w.glob.trim().to_owned(),
-                    weight: w.weight.clamp(0.0, 2.0),
+                    glob: w.glob,
+                    weight: w.weight,
                 })
                 .collect(),
-            primers: d
-                .primers
-                .into_iter()
-                .map(|p| p.trim().to_owned())
-                .filter(|p| !p.is_empty())
-                .collect(),
+            primers: d.primers,
             primer_boost: d.primer_boost,
             k: d.k.map(|k| k as usize),
             lod: d.lod,
@@ -523,9 +516,9 @@ impl From<KnobsDto> for Knobs {
                 FormatDto::Markdown => Format::Markdown,
                 FormatDto::Json => Format::Json,
             },
-            recency_weight: d.recency_weight.max(0.0),
+            recency_weight: d.recency_weight,
             recency_half_life_days: d.recency_half_life_days,
-            min_score: d.min_score.map(|m| m.clamp(0.0, 1.0)),
+            min_score: d.min_score,
             answer_reserve: d.answer_reserve,
             toggles: loupe_assemble::render::Toggles {
                 sources: d.toggles.sources,
@@ -537,7 +530,9 @@ impl From<KnobsDto> for Knobs {
             redact_secrets: d.redact_secrets,
             intent: d.intent.map(Intent::from),
             ..Knobs::default()
-        }
+        };
+        knobs.normalize();
+        knobs
     }
 }
 
@@ -741,6 +736,9 @@ pub struct AssemblyDto {
     /// Files in the prompt that changed on disk since they were indexed
     /// (the prompt shows the indexed text).
     pub stale: Vec<String>,
+    /// For an agent's call re-opened: whether this prompt is byte for byte
+    /// the one the agent got; `null` otherwise.
+    pub agent_match: Option<bool>,
 }
 
 impl AssemblyDto {
@@ -840,6 +838,7 @@ impl AssemblyDto {
             report: (&assembly.report).into(),
             prompt: assembly.prompt.clone(),
             stale: Vec::new(),
+            agent_match: None,
         }
     }
 }
@@ -924,6 +923,10 @@ mod tests {
             ChunkDetailDto::decl(&cfg),
             CompletionDto::decl(&cfg),
             WatchEventDto::decl(&cfg),
+            AgentRequestDto::decl(&cfg),
+            AgentRequestsDto::decl(&cfg),
+            AgentItemDto::decl(&cfg),
+            AgentRequestDetailDto::decl(&cfg),
         ];
         let mut out =
             String::from("// Generated from src-tauri/src/dto.rs by `make types`. Do not edit.\n");
@@ -933,6 +936,35 @@ mod tests {
             out.push_str(&d);
             out.push('\n');
         }
+        out.push_str(&knob_limits());
+        out
+    }
+
+    /// The core's knob ranges ([`loupe_assemble::knobs::limits`]) as a
+    /// TypeScript constant: the app's controls take their bounds from it.
+    fn knob_limits() -> String {
+        use loupe_assemble::knobs::limits::*;
+        let ranges = [
+            ("path_weight", PATH_WEIGHT),
+            ("primer_boost", PRIMER_BOOST),
+            ("recency_weight", RECENCY_WEIGHT),
+            ("recency_half_life_days", RECENCY_HALF_LIFE_DAYS),
+            ("min_score", MIN_SCORE),
+            ("diversity", DIVERSITY),
+            ("safety_margin", SAFETY_MARGIN),
+        ];
+        let mut out = String::from(
+            "\n/** Each knob's range, from the core's `knobs::limits`. */\nexport const KNOB_LIMITS = {\n",
+        );
+        for (name, limit) in ranges {
+            out.push_str(&format!(
+                "  {name}: {{ min: {}, max: {} }},\n",
+                limit.min, limit.max
+            ));
+        }
+        out.push_str(&format!(
+            "  min_budget: {MIN_BUDGET},\n  max_k: {MAX_K},\n}} as const;\n"
+        ));
         out
     }
 

@@ -9,6 +9,7 @@
 //! This module knows no IPC: it hands out engine types and engine errors.
 
 use crate::prefs::{self, Mark, PrefsError, ProjectPrefs};
+use loupe_engine::agent_log::{self, AgentLog};
 use loupe_engine::watch::WatchHandle;
 use loupe_engine::{
     Answer, AskCache, AskRequest, CancelToken, Project, ProjectConfig, Selection, Target,
@@ -29,6 +30,9 @@ pub struct OpenProject {
     prefs: Mutex<ProjectPrefs>,
     /// The running watcher, if the UI asked for one.
     watcher: tokio::sync::Mutex<Option<WatchHandle>>,
+    /// The agent log as last read, with its fingerprint: re-read only when
+    /// its files change.
+    agent_log: Mutex<Option<(u64, Arc<AgentLog>)>>,
 }
 
 /// Lock `m`, recovering from a panic elsewhere (the data is a cache or a
@@ -144,6 +148,22 @@ impl OpenProject {
         self.project.chunk(id).await
     }
 
+    /// The agents' calls on this project (what `loupe mcp` recorded) and
+    /// the log's fingerprint. Blocking file I/O: call it off the async
+    /// workers.
+    pub fn agent_log(&self) -> loupe_engine::Result<(u64, Arc<AgentLog>)> {
+        let dir = self.project.data_dir();
+        let version = agent_log::fingerprint(dir);
+        if let Some((v, log)) = guard(&self.agent_log).as_ref()
+            && *v == version
+        {
+            return Ok((version, Arc::clone(log)));
+        }
+        let log = Arc::new(agent_log::read(dir)?);
+        *guard(&self.agent_log) = Some((version, Arc::clone(&log)));
+        Ok((version, log))
+    }
+
     /// Asks the project `request` through the engine's one door, with
     /// this project's retrieval cache: a knob, pin or ban change re-uses
     /// the last question's candidates.
@@ -188,6 +208,7 @@ impl AppState {
             asked: tokio::sync::Mutex::new(AskCache::default()),
             prefs: Mutex::new(stored),
             watcher: tokio::sync::Mutex::new(None),
+            agent_log: Mutex::new(None),
         });
         // Two concurrent first opens: keep whichever registered first.
         let mut projects = guard(&self.projects);

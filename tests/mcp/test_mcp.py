@@ -627,3 +627,41 @@ def test_context_reviews_a_change(workspace):
         await structured(session, "status")
 
     run(body, workspace)
+
+
+def agent_log(data: Path) -> list[dict]:
+    """The entries of the agent log `loupe mcp` writes for the app."""
+    logs = list(data.glob("projects/*/agent-requests.jsonl"))
+    assert len(logs) == 1, logs
+    return [json.loads(line) for line in logs[0].read_text().splitlines() if line.strip()]
+
+
+def test_calls_are_recorded_for_the_app_and_knobs_saved_for_agents_apply(workspace):
+    async def body(session, project, data):
+        question = "How is the invoice total computed with tax?"
+        prompt, report = await context(session, question=question, budget=3000, bans=["src/tokens.rs"])
+        await structured(session, "search", question="count tokens")
+        entries = agent_log(data)
+        assert [e["tool"] for e in entries] == ["context", "search"]
+        first = entries[0]
+        # The official SDK's client says who it is in the handshake.
+        assert first["client"] and first["client"].startswith("mcp")
+        assert first["question"] == question
+        assert first["knobs"]["budget"] == {"tokens": 3000}
+        assert first["selection"]["banned"] == [{"kind": "file", "path": "src/tokens.rs"}]
+        assert first["report"]["used"] == report["used"] <= 3000
+        assert first["report"]["prompt_bytes"] == len(prompt.encode())
+        assert 0 < len(first["items"]) <= 40
+        assert "text" not in json.dumps(first["items"]), "the prompt's text is not kept"
+
+        # What the app's "Save these knobs for agents" writes: the next call starts from it.
+        (data.glob("projects/*").__next__() / "agent-knobs.json").write_text(
+            json.dumps({"path_weights": [{"glob": "src/ledger.rs", "weight": 0.0}], "min_score": 7})
+        )
+        prompt, _ = await context(session, question=question)
+        assert "invoice_total(lines" not in prompt
+        assert agent_log(data)[-1]["knobs"]["path_weights"] == [{"glob": "src/ledger.rs", "weight": 0.0}]
+
+    log = run(body, workspace)
+    # The out-of-range knob is a warning, not a failure.
+    assert "agent-knobs.json" in log and "min_score" in log

@@ -29,6 +29,7 @@
 //! # }
 //! ```
 
+pub mod agent_log;
 pub mod ask;
 pub mod assembler;
 pub mod catalog;

@@ -248,3 +248,142 @@ pub enum WatchEventDto {
         commits: u32,
     },
 }
+
+/// An agent's tool call (`loupe mcp`), as the app lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct AgentRequestDto {
+    /// Unique id.
+    pub id: String,
+    /// Milliseconds since the Unix epoch.
+    #[cfg_attr(test, ts(type = "number"))]
+    pub time_ms: i64,
+    /// `context`, `search` or `explain`.
+    pub tool: String,
+    /// The MCP client's name and version, when it said.
+    pub client: Option<String>,
+    /// The question as asked.
+    pub question: String,
+    /// The change reviewed, if any.
+    pub change: Option<String>,
+    /// `explain`'s file or symbol.
+    pub target: Option<String>,
+    /// The model row used.
+    pub model: String,
+    /// `tokens` or `chars`.
+    pub unit: String,
+    /// The budget.
+    pub budget: u32,
+    /// What the prompt used.
+    pub used: u32,
+    /// Something was degraded, dropped for the budget or trimmed.
+    pub truncated: bool,
+    /// Items in the prompt.
+    pub included: u32,
+    /// Candidates not in the prompt.
+    pub dropped: u32,
+    /// Pins the call gave.
+    pub pins: u32,
+    /// Bans the call gave.
+    pub bans: u32,
+}
+
+impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDto {
+    fn from(r: &loupe_engine::agent_log::AgentRequest) -> Self {
+        let len = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        AgentRequestDto {
+            id: r.id.clone(),
+            time_ms: r.time_ms,
+            tool: r.tool.clone(),
+            client: r.client.clone(),
+            question: r.question.clone(),
+            change: r.change.clone(),
+            target: r.target.clone(),
+            model: r.report.model.clone(),
+            unit: r.report.unit.clone(),
+            budget: r.report.budget,
+            used: r.report.used,
+            truncated: r.report.truncated,
+            included: r.report.included,
+            dropped: r.report.dropped,
+            pins: len(r.selection.pinned.len()),
+            bans: len(r.selection.banned.len()),
+        }
+    }
+}
+
+/// The agents' calls on a project, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct AgentRequestsDto {
+    /// The log's version: pass it back to hear only about changes.
+    pub version: String,
+    /// False when the caller's version is current (`requests` is then empty).
+    pub changed: bool,
+    /// The calls, newest first (at most the last 200).
+    pub requests: Vec<AgentRequestDto>,
+    /// Lines of the log that did not decode.
+    pub skipped: u32,
+    /// Whether knobs are saved for agents (they start from them).
+    pub agent_knobs: bool,
+}
+
+/// One item of what an agent got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct AgentItemDto {
+    /// `path:start-end`.
+    pub at: String,
+    /// Final score.
+    pub score: f32,
+    /// Level of detail, if in the prompt.
+    pub lod: Option<u8>,
+    /// Size in the budget's unit.
+    pub size: u32,
+    /// What happened to it, in words.
+    pub status: String,
+    /// Whether it was in the prompt.
+    pub in_prompt: bool,
+}
+
+/// One agent call, opened: what is needed to ask it again in the inspector.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct AgentRequestDetailDto {
+    /// The call.
+    pub request: AgentRequestDto,
+    /// The knobs it was assembled with.
+    pub knobs: KnobsDto,
+    /// Its pins.
+    pub pinned: Vec<TargetDto>,
+    /// Its bans.
+    pub banned: Vec<TargetDto>,
+    /// The first items the agent got, best first.
+    pub items: Vec<AgentItemDto>,
+    /// Candidates in all.
+    pub items_total: u32,
+}
+
+impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDetailDto {
+    fn from(r: &loupe_engine::agent_log::AgentRequest) -> Self {
+        AgentRequestDetailDto {
+            request: r.into(),
+            knobs: r.knobs.clone().into(),
+            pinned: r.selection.pinned.iter().cloned().map(Into::into).collect(),
+            banned: r.selection.banned.iter().cloned().map(Into::into).collect(),
+            items: r
+                .items
+                .iter()
+                .map(|i| AgentItemDto {
+                    at: format!("{}:{}-{}", i.path, i.start_line, i.end_line),
+                    score: i.score,
+                    lod: i.lod,
+                    size: i.size,
+                    status: i.status.clone(),
+                    in_prompt: i.in_prompt,
+                })
+                .collect(),
+            items_total: r.items_total,
+        }
+    }
+}

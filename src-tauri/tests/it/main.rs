@@ -11,6 +11,7 @@
     reason = "tests fail loudly on unwrap; helpers need no docs"
 )]
 
+mod agents;
 mod detail;
 mod pins;
 mod settings;

@@ -11,9 +11,12 @@ import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync } from
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const APP = process.env.LOUPE_APP ?? join(REPO, 'target/e2e/loupe-app');
+const LOUPE = process.env.LOUPE_BIN ?? join(REPO, 'target/e2e/loupe');
 const FIXTURE = join(REPO, 'tests/fixtures/polyglot');
 const SHOTS = process.env.LOUPE_SCREENSHOTS; // folder to write screenshots to, if set
 const DRIVER_PORT = 4444;
@@ -273,6 +276,64 @@ test('Save… asks with the native dialog and writes the previewed prompt there'
     () => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '',
   );
   assert.equal(readFileSync(out, 'utf8'), previewed);
+});
+
+test("an agent's call through loupe mcp shows up in the running app and opens in the inspector", async () => {
+  // A real MCP client (the official TypeScript SDK) calls `loupe mcp` on the
+  // project the app has open, with the app's data root.
+  const question = 'where does the ring buffer wrap around when it is full?';
+  const transport = new StdioClientTransport({
+    command: LOUPE,
+    args: ['mcp', project],
+    env: { ...process.env, LOUPE_DATA_DIR: join(work, 'data') },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'loupe-e2e', version: '1.0' });
+  await client.connect(transport);
+  try {
+    const result = await client.callTool({ name: 'context', arguments: { question, budget: 3000 } });
+    assert.ok(!result.isError, JSON.stringify(result).slice(0, 500));
+    assert.match(result.content?.[0]?.text ?? '', /@lib\/ring/, 'the ring buffer is in the first prompt');
+  } finally {
+    await client.close();
+  }
+
+  // The app hears of it by itself and opens it with the agent's knobs.
+  const button = await byId('agent-requests-button');
+  await browser.waitUntil(async () => (await button.getAttribute('data-count')) === '1', {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: 'the agent call did not show up',
+  });
+  await button.click();
+  await (await byId('agent-request')).click();
+  await (await byId('agent-banner')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  await (await browser.$('[data-testid="agent-match"][data-match="same"]')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  assert.match(await (await byId('agent-banner')).getText(), /loupe-e2e 1\.0/);
+  assert.equal(await (await byId('question-input')).getValue(), question);
+  assert.equal(await (await byId('budget-input')).getValue(), '3000');
+  await screenshot('app-agent-request.png');
+
+  // Saved knobs reach the agent's next call: a weight of 0 on lib/** hides the cache.
+  await (await byId('weight-add')).click();
+  await setInput('weight-glob-0', 'lib/**');
+  await setInput('weight-value-0', '0');
+  await (await browser.$('[data-testid="agent-match"][data-match="different"]')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  await (await byId('agent-save-knobs')).click();
+  await (await byId('agent-note')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  const again = new Client({ name: 'loupe-e2e', version: '1.0' });
+  await again.connect(
+    new StdioClientTransport({ command: LOUPE, args: ['mcp', project], env: { ...process.env, LOUPE_DATA_DIR: join(work, 'data') }, stderr: 'ignore' }),
+  );
+  try {
+    const result = await again.callTool({ name: 'context', arguments: { question, budget: 3000 } });
+    const prompt = result.content?.[0]?.text ?? '';
+    assert.ok(prompt.includes('<question>'), prompt.slice(0, 300));
+    assert.doesNotMatch(prompt, /@lib\//, "lib/ is still in the agent's prompt");
+  } finally {
+    await again.close();
+  }
+  await (await byId('agent-close')).click();
+  await (await byId('agent-banner')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
 });
 
 test('dropping a folder on the window opens it (a real X drag and drop)', async () => {

@@ -547,3 +547,65 @@ test('a model of your own is added, picked and sets the default budget', async (
   assert.equal(await p.getByTestId('model-row').count(), 0);
   await p.close();
 });
+
+test('an agent call shows up live, opens in the inspector, and its knobs can be saved for agents', async () => {
+  const p = await page();
+  await ask(p, 'how is the prompt rendered?');
+  const mine = await p.getByTestId('budget-input').inputValue();
+  await p.locator('[data-testid="agent-requests-button"][data-count="0"]').waitFor();
+  await p.evaluate(() =>
+    window.__loupeMock.agentCall('where are items packed?', { path_weights: [{ glob: 'docs/**', weight: 0 }] }),
+  );
+  // The poll picks it up with nothing clicked.
+  await p.locator('[data-testid="agent-requests-button"][data-new="1"]').waitFor({ timeout: 5000 });
+  await p.getByTestId('agent-requests-button').click();
+  assert.equal(await p.getByTestId('agent-requests-button').getAttribute('data-new'), '0');
+  const call = p.getByTestId('agent-request');
+  assert.equal(await call.count(), 1);
+  assert.match(await call.innerText(), /where are items packed\?[\s\S]*mock-agent 1\.0/);
+  await call.click();
+
+  // The inspector asks the agent's question with the agent's knobs: the very prompt it got.
+  await p.getByTestId('agent-banner').waitFor();
+  await p.locator('[data-testid="agent-match"][data-match="same"]').waitFor();
+  assert.equal(await p.getByTestId('question-input').inputValue(), 'where are items packed?');
+  assert.equal(await p.getByTestId('budget-input').inputValue(), '4000');
+  const lastCall = (cmd) =>
+    p.evaluate((c) => window.__loupeMock.calls.filter((x) => x.cmd === c).at(-1)?.args ?? null, cmd);
+  assert.equal((await lastCall('assemble')).agentRequest, 'call-1');
+  await row(p, 'src/pack.rs').waitFor();
+  await row(p, 'docs/packing.md').waitFor({ state: 'detached' }); // hidden by the agent's weight
+
+  // Re-tuned, the prompt is no longer the agent's, and the user's own knobs are left alone.
+  const savesBefore = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'save_knobs').length);
+  await p.getByTestId('budget-input').fill('2000');
+  await p.getByTestId('budget-input').press('Enter');
+  await p.locator('[data-testid="agent-match"][data-match="different"]').waitFor();
+  await p.getByTestId('agent-save-knobs').click();
+  await p.getByTestId('agent-note').waitFor();
+  const saved = await p.evaluate(() => window.__loupeMock.agentKnobs());
+  assert.equal(saved.budget, 2000);
+  assert.deepEqual(saved.path_weights, [{ glob: 'docs/**', weight: 0 }]);
+  await p.getByTestId('agent-knobs-saved').waitFor();
+
+  // Back to the user's question and knobs, unchanged.
+  await p.getByTestId('agent-close').click();
+  await p.getByTestId('agent-banner').waitFor({ state: 'detached' });
+  assert.equal(await p.getByTestId('question-input').inputValue(), 'how is the prompt rendered?');
+  assert.equal(await p.getByTestId('budget-input').inputValue(), mine);
+  await p.waitForFunction(() => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.agentRequest === null);
+  const saves = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'save_knobs').map((c) => c.args.knobs.budget));
+  assert.ok(saves.slice(savesBefore).every((b) => b !== 2000), `the agent's budget was saved as the user's: ${saves}`);
+
+  // The next agent call starts from the saved knobs; forgetting them stops that.
+  await p.evaluate(() => window.__loupeMock.agentCall('and rendering?'));
+  await p.locator('[data-testid="agent-requests-button"][data-count="2"]').waitFor({ timeout: 5000 });
+  await p.getByTestId('agent-request').first().click();
+  await p.locator('[data-testid="agent-match"][data-match="same"]').waitFor();
+  await row(p, 'src/pack.rs').waitFor();
+  await row(p, 'docs/packing.md').waitFor({ state: 'detached' }); // the saved path weight
+  await p.getByTestId('agent-knobs-forget').click();
+  await p.getByTestId('agent-knobs-saved').waitFor({ state: 'detached' });
+  assert.equal(await p.evaluate(() => window.__loupeMock.agentKnobs()), null);
+  await p.close();
+});

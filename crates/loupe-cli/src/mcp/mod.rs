@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use loupe_engine::agent_log;
 use loupe_engine::golden::IndexedNames;
 use loupe_engine::selection::{Selection, Target};
 use loupe_engine::watch::{WatchEvent, WatchHandle};
@@ -41,7 +42,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
 };
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{
+    ErrorData, Peer, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::sync::Mutex;
@@ -249,15 +252,25 @@ impl Projects {
         }
     }
 
-    /// Asks `served`'s project `question` with `shape` over the team's knobs.
+    /// Asks `served`'s project `question` with `shape` over the team's
+    /// knobs and the knobs saved for agents in the app; returns the answer
+    /// and what it was asked with (for the agent log).
     async fn ask(
         &self,
         served: &Served,
         question: String,
         shape: &Shape,
-    ) -> Result<Answer, Failed> {
+    ) -> Result<(Answer, AskRequest), Failed> {
         let project = &served.project;
-        let knobs = shape.knobs(commands::team_knobs(project.root(), self.no_team_defaults))?;
+        let mut base = commands::team_knobs(project.root(), self.no_team_defaults);
+        let (agent_knobs, warnings) = agent_log::load_agent_knobs(project.data_dir());
+        for w in warnings {
+            eprintln!("loupe mcp: warning: {w}");
+        }
+        if let Some(patch) = agent_knobs {
+            patch.apply(&mut base);
+        }
+        let knobs = shape.knobs(base)?;
         let selection = Selection {
             pinned: targets(project, "pins", &shape.pins).await?,
             banned: targets(project, "bans", &shape.bans).await?,
@@ -268,7 +281,36 @@ impl Projects {
             ..AskRequest::new(question, knobs)
         };
         let mut cache = served.cache.lock().await;
-        Ok(project.ask(&request, &mut cache).await?)
+        let answer = project.ask(&request, &mut cache).await?;
+        Ok((answer, request))
+    }
+}
+
+/// Records a tool call in the project's agent log (what the app lists);
+/// a failure to record is a warning on stderr, never the call's failure.
+fn record(
+    served: &Served,
+    tool: &str,
+    peer: &Peer<RoleServer>,
+    request: &AskRequest,
+    target: Option<String>,
+    answer: &Answer,
+) {
+    let client = peer
+        .peer_info()
+        .map(|info| format!("{} {}", info.client_info.name, info.client_info.version));
+    let call = agent_log::CallInfo {
+        tool: tool.to_owned(),
+        client,
+        question: request.question.clone(),
+        change: request.change.as_ref().map(ToString::to_string),
+        target,
+        knobs: request.knobs.clone(),
+        selection: request.selection.clone(),
+    };
+    let entry = agent_log::AgentRequest::new(call, answer);
+    if let Err(e) = agent_log::record(served.project.data_dir(), &entry) {
+        eprintln!("loupe mcp: warning: recording the call for the app: {e}");
     }
 }
 
@@ -381,8 +423,8 @@ impl LoupeServer {
         output_schema = schema_for_output::<reply::ContextReport>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn context(&self, args: JsonObject) -> Reply {
-        let reply = async { self.context_reply(args::decode(args)?).await };
+    async fn context(&self, args: JsonObject, peer: Peer<RoleServer>) -> Reply {
+        let reply = async { self.context_reply(args::decode(args)?, &peer).await };
         reply.await.or_else(Failed::reply)
     }
 
@@ -392,8 +434,8 @@ impl LoupeServer {
         output_schema = schema_for_output::<reply::SearchReply>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn search(&self, args: JsonObject) -> Reply {
-        let reply = async { self.search_reply(args::decode(args)?).await };
+    async fn search(&self, args: JsonObject, peer: Peer<RoleServer>) -> Reply {
+        let reply = async { self.search_reply(args::decode(args)?, &peer).await };
         reply.await.or_else(Failed::reply)
     }
 
@@ -403,8 +445,8 @@ impl LoupeServer {
         output_schema = schema_for_output::<reply::ExplainReply>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
-    async fn explain(&self, args: JsonObject) -> Reply {
-        let reply = async { self.explain_reply(args::decode(args)?).await };
+    async fn explain(&self, args: JsonObject, peer: Peer<RoleServer>) -> Reply {
+        let reply = async { self.explain_reply(args::decode(args)?, &peer).await };
         reply.await.or_else(Failed::reply)
     }
 
@@ -421,10 +463,14 @@ impl LoupeServer {
 }
 
 impl LoupeServer {
-    async fn context_reply(&self, args: ContextArgs) -> Result<CallToolResult, Failed> {
+    async fn context_reply(
+        &self,
+        args: ContextArgs,
+        peer: &Peer<RoleServer>,
+    ) -> Result<CallToolResult, Failed> {
         let (question, shape) = args.shape()?;
         let served = self.projects.get(args.project.as_deref()).await?;
-        let answer = self.projects.ask(&served, question, &shape).await?;
+        let (answer, request) = self.projects.ask(&served, question, &shape).await?;
         let r = &answer.assembly.report;
         if r.used > r.budget {
             return Err(Failed::Engine(format!(
@@ -432,6 +478,7 @@ impl LoupeServer {
                 r.used, r.unit, r.budget
             )));
         }
+        record(&served, "context", peer, &request, None, &answer);
         let report = reply::context_report(&answer);
         let value = serde_json::to_value(&report)
             .map_err(|e| Failed::Engine(format!("encoding the report: {e}")))?;
@@ -443,17 +490,26 @@ impl LoupeServer {
         Ok(result)
     }
 
-    async fn search_reply(&self, args: SearchArgs) -> Result<CallToolResult, Failed> {
+    async fn search_reply(
+        &self,
+        args: SearchArgs,
+        peer: &Peer<RoleServer>,
+    ) -> Result<CallToolResult, Failed> {
         let (question, limit) = args.checked()?;
         let served = self.projects.get(args.project.as_deref()).await?;
-        let answer = self
+        let (answer, request) = self
             .projects
             .ask(&served, question, &Shape::default())
             .await?;
+        record(&served, "search", peer, &request, None, &answer);
         structured(&reply::search_reply(&answer, limit))
     }
 
-    async fn explain_reply(&self, args: ExplainArgs) -> Result<CallToolResult, Failed> {
+    async fn explain_reply(
+        &self,
+        args: ExplainArgs,
+        peer: &Peer<RoleServer>,
+    ) -> Result<CallToolResult, Failed> {
         let (question, target, shape) = args.shape()?;
         let served = self.projects.get(args.project.as_deref()).await?;
         let project = &served.project;
@@ -463,7 +519,8 @@ impl LoupeServer {
             &project.indexed_paths(),
             &project.symbol_table(),
         )?;
-        let answer = self.projects.ask(&served, question, &shape).await?;
+        let (answer, request) = self.projects.ask(&served, question, &shape).await?;
+        record(&served, "explain", peer, &request, Some(target), &answer);
         let (paths, symbols) = (project.indexed_paths(), project.symbol_table());
         let index = IndexedNames {
             paths: &paths,

@@ -10,12 +10,16 @@
 //   …/team     → a project with a `.loupe.toml` (budget 3000, one bad key)
 //   otherwise  → 12 candidates over src/, tests/ and docs/
 // A question containing "fail" makes `assemble` fail with `bad_request`.
+// Tests make an agent's `loupe mcp` call with
+// `window.__loupeMock.agentCall(question, knobs)`; it is assembled by the
+// mock as the call would be and listed by `agentRequests`.
 // Pins, bans, saved knobs, presets and recent projects live in
 // localStorage, so a reload behaves like a restart; tests fire watcher
 // events with `window.__loupeMock.emitWatch(event)`.
 
 import {
   BackendError,
+  type AgentRequestDto,
   type AssemblyDto,
   type Backend,
   type CompletionDto,
@@ -40,15 +44,49 @@ declare global {
       copied: string[];
       saved: { path: string; text: string }[];
       emitWatch: (e: WatchEventDto) => void;
+      agentCall: (question: string, knobs?: Partial<KnobsDto>) => void;
+      agentKnobs: () => KnobsDto | null;
     };
   }
 }
 let watchHandler: ((e: WatchEventDto) => void) | null = null;
+/** Agents' calls on the open project, oldest first, with what they got. */
+const agentCalls: { dto: AgentRequestDto; knobs: KnobsDto; prompt: string }[] = [];
+let agentKnobsSaved: KnobsDto | null = null;
 window.__loupeMock = {
   calls: [],
   copied: [],
   saved: [],
   emitWatch: (e) => watchHandler?.(e),
+  agentCall(question, over = {}) {
+    const root = openRoot;
+    const knobs = { ...structuredClone(agentKnobsSaved ?? teamKnobs(root).knobs), budget: 4000, ...over };
+    const got = mockAssemble(root, question, knobs);
+    const n = agentCalls.length;
+    agentCalls.push({
+      knobs,
+      prompt: got.prompt,
+      dto: {
+        id: `call-${n + 1}`,
+        time_ms: Date.now(),
+        tool: 'context',
+        client: 'mock-agent 1.0',
+        question,
+        change: null,
+        target: null,
+        model: knobs.model,
+        unit: knobs.budget_unit,
+        budget: got.report.budget,
+        used: got.report.used,
+        truncated: got.report.was_truncated,
+        included: got.rows.filter((r) => r.status === 'included').length,
+        dropped: got.report.dropped_count,
+        pins: 0,
+        bans: 0,
+      },
+    });
+  },
+  agentKnobs: () => agentKnobsSaved,
 };
 
 /** Persisted mock state (a reload is a restart). */
@@ -287,6 +325,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
       redactions: root.endsWith('/secret') && knobs.redact_secrets ? 1 : 0,
     },
     stale,
+    agent_match: null,
   };
 }
 
@@ -377,11 +416,39 @@ export const mockBackend: Backend = {
   async defaultKnobs() {
     return structuredClone(DEFAULT_KNOBS);
   },
-  async assemble(root, question, knobs) {
-    log('assemble', { root, question, knobs });
+  async assemble(root, question, knobs, agentRequest) {
+    log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null });
     if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
     if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
-    return mockAssemble(root, question, knobs);
+    const result = mockAssemble(root, question, knobs);
+    if (agentRequest) {
+      const call = agentCalls.find((c) => c.dto.id === agentRequest);
+      if (!call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
+      result.agent_match = call.prompt === result.prompt;
+    }
+    return result;
+  },
+  async agentRequests(root, known) {
+    log('agent_requests', { root, known });
+    const version = String(agentCalls.length);
+    const changed = known !== version;
+    return {
+      version,
+      changed,
+      requests: changed ? agentCalls.map((c) => c.dto).reverse() : [],
+      skipped: 0,
+      agent_knobs: agentKnobsSaved !== null,
+    };
+  },
+  async agentRequest(root, id) {
+    log('agent_request', { root, id });
+    const call = agentCalls.find((c) => c.dto.id === id);
+    if (!call) throw new BackendError('bad_request', `no agent request "${id}" in the log`);
+    return { request: call.dto, knobs: structuredClone(call.knobs), pinned: [], banned: [], items: [], items_total: 0 };
+  },
+  async saveAgentKnobs(root, knobs) {
+    log('save_agent_knobs', { root, knobs });
+    agentKnobsSaved = knobs ? structuredClone(knobs) : null;
   },
   async projectSettings(root) {
     log('project_settings', { root });

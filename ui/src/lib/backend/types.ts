@@ -2,6 +2,8 @@
 // `./index` and never call `invoke` themselves.
 
 import type {
+  AgentRequestDetailDto,
+  AgentRequestsDto,
   AssemblyDto,
   ChunkDetailDto,
   CompletionDto,
@@ -23,6 +25,7 @@ import type {
 } from '../generated/dto';
 
 export type * from '../generated/dto';
+export { KNOB_LIMITS } from '../generated/dto';
 
 /** An error from the backend; the UI branches on `code`, never on `message`. */
 export class BackendError extends Error implements ErrorDto {
@@ -57,7 +60,15 @@ export interface Backend {
   diagnostics(root: string): Promise<DiagnosticDto[]>;
   models(): Promise<ModelDto[]>;
   defaultKnobs(): Promise<KnobsDto>;
-  assemble(root: string, question: string, knobs: KnobsDto): Promise<AssemblyDto>;
+  /** Assemble `question`; with `agentRequest`, as that agent call was
+   * (its pins, bans and change), saying whether the prompt is the one the agent got. */
+  assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null): Promise<AssemblyDto>;
+  /** The agents' calls on the project (`loupe mcp`), newest first; nothing is re-sent while `known` is the current version. */
+  agentRequests(root: string, known: string | null): Promise<AgentRequestsDto>;
+  /** One agent call, to re-open in the inspector. */
+  agentRequest(root: string, id: string): Promise<AgentRequestDetailDto>;
+  /** Save `knobs` as what agents' calls start from (`null` forgets them). */
+  saveAgentKnobs(root: string, knobs: KnobsDto | null): Promise<void>;
   /** Knobs (defaults ← `.loupe.toml` ← saved changes), pins and bans of an open project. */
   projectSettings(root: string): Promise<ProjectSettingsDto>;
   /** Remember the project's knobs (stored as differences from the team's defaults). */

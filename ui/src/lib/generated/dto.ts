@@ -484,7 +484,12 @@ prompt: string,
  * Files in the prompt that changed on disk since they were indexed
  * (the prompt shows the indexed text).
  */
-stale: Array<string>, };
+stale: Array<string>, 
+/**
+ * For an agent's call re-opened: whether this prompt is byte for byte
+ * the one the agent got; `null` otherwise.
+ */
+agent_match: boolean | null, };
 
 export type ProjectSettingsDto = { 
 /**
@@ -609,3 +614,156 @@ message: string, } | { "kind": "history",
  * Commits in the history now.
  */
 commits: number, };
+
+export type AgentRequestDto = { 
+/**
+ * Unique id.
+ */
+id: string, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+time_ms: number, 
+/**
+ * `context`, `search` or `explain`.
+ */
+tool: string, 
+/**
+ * The MCP client's name and version, when it said.
+ */
+client: string | null, 
+/**
+ * The question as asked.
+ */
+question: string, 
+/**
+ * The change reviewed, if any.
+ */
+change: string | null, 
+/**
+ * `explain`'s file or symbol.
+ */
+target: string | null, 
+/**
+ * The model row used.
+ */
+model: string, 
+/**
+ * `tokens` or `chars`.
+ */
+unit: string, 
+/**
+ * The budget.
+ */
+budget: number, 
+/**
+ * What the prompt used.
+ */
+used: number, 
+/**
+ * Something was degraded, dropped for the budget or trimmed.
+ */
+truncated: boolean, 
+/**
+ * Items in the prompt.
+ */
+included: number, 
+/**
+ * Candidates not in the prompt.
+ */
+dropped: number, 
+/**
+ * Pins the call gave.
+ */
+pins: number, 
+/**
+ * Bans the call gave.
+ */
+bans: number, };
+
+export type AgentRequestsDto = { 
+/**
+ * The log's version: pass it back to hear only about changes.
+ */
+version: string, 
+/**
+ * False when the caller's version is current (`requests` is then empty).
+ */
+changed: boolean, 
+/**
+ * The calls, newest first (at most the last 200).
+ */
+requests: Array<AgentRequestDto>, 
+/**
+ * Lines of the log that did not decode.
+ */
+skipped: number, 
+/**
+ * Whether knobs are saved for agents (they start from them).
+ */
+agent_knobs: boolean, };
+
+export type AgentItemDto = { 
+/**
+ * `path:start-end`.
+ */
+at: string, 
+/**
+ * Final score.
+ */
+score: number, 
+/**
+ * Level of detail, if in the prompt.
+ */
+lod: number | null, 
+/**
+ * Size in the budget's unit.
+ */
+size: number, 
+/**
+ * What happened to it, in words.
+ */
+status: string, 
+/**
+ * Whether it was in the prompt.
+ */
+in_prompt: boolean, };
+
+export type AgentRequestDetailDto = { 
+/**
+ * The call.
+ */
+request: AgentRequestDto, 
+/**
+ * The knobs it was assembled with.
+ */
+knobs: KnobsDto, 
+/**
+ * Its pins.
+ */
+pinned: Array<TargetDto>, 
+/**
+ * Its bans.
+ */
+banned: Array<TargetDto>, 
+/**
+ * The first items the agent got, best first.
+ */
+items: Array<AgentItemDto>, 
+/**
+ * Candidates in all.
+ */
+items_total: number, };
+
+/** Each knob's range, from the core's `knobs::limits`. */
+export const KNOB_LIMITS = {
+  path_weight: { min: 0, max: 2 },
+  primer_boost: { min: 0, max: 1 },
+  recency_weight: { min: 0, max: 0.5 },
+  recency_half_life_days: { min: 0, max: 3650 },
+  min_score: { min: 0, max: 1 },
+  diversity: { min: 0, max: 1 },
+  safety_margin: { min: 0, max: 0.9 },
+  min_budget: 100,
+  max_k: 10000,
+} as const;
