@@ -153,8 +153,10 @@ pub fn default_knobs() -> KnobsDto {
 
 /// Assemble the prompt for `question` under `knobs`: the chunk table, the
 /// report and the prompt. Retrieval is cached per question, so a knob change
-/// only reruns the (pure, fast) assembly. With `agent_request`, that
-/// agent call's pins, bans and change apply instead of the project's.
+/// only reruns the (pure, fast) assembly. With `change` (`unstaged`,
+/// `staged` or `BASE..HEAD`) the question is a review of that diff (and
+/// may be empty); with `agent_request`, that agent call's pins, bans and
+/// change apply instead of the project's.
 #[tauri::command]
 pub async fn assemble(
     state: State<'_, AppState>,
@@ -162,6 +164,7 @@ pub async fn assemble(
     question: String,
     knobs: KnobsDto,
     agent_request: Option<String>,
+    change: Option<String>,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
     // An agent's call, re-opened: its own pins, bans and change, and the
@@ -181,7 +184,10 @@ pub async fn assemble(
             a.selection.clone(),
             a.change.as_deref().map(str::parse).transpose()?,
         ),
-        None => (open.selection(), None),
+        None => (
+            open.selection(),
+            change.as_deref().map(str::parse).transpose()?,
+        ),
     };
     let request = AskRequest {
         question,
@@ -193,6 +199,7 @@ pub async fn assemble(
     };
     let answer = open.ask(&request).await?;
     let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
+    dto.change = answer.change.map(Into::into);
     dto.agent_match =
         agent.map(|a| a.report.prompt_hash == agent_log::prompt_hash(&answer.assembly.prompt));
     Ok(dto)

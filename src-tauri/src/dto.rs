@@ -739,6 +739,36 @@ pub struct AssemblyDto {
     /// For an agent's call re-opened: whether this prompt is byte for byte
     /// the one the agent got; `null` otherwise.
     pub agent_match: Option<bool>,
+    /// In change mode, the diff reviewed.
+    pub change: Option<ChangeDto>,
+}
+
+/// The diff a review is about, in numbers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ChangeDto {
+    /// `unstaged`, `staged` or `BASE..HEAD`.
+    pub spec: String,
+    /// Files in the diff.
+    pub files: u32,
+    /// Hunks in the diff.
+    pub hunks: u32,
+    /// Lines added.
+    pub added_lines: u32,
+    /// Chunks pinned for their changed lines.
+    pub pinned: u32,
+}
+
+impl From<loupe_engine::ask::ChangeSummary> for ChangeDto {
+    fn from(c: loupe_engine::ask::ChangeSummary) -> Self {
+        ChangeDto {
+            spec: c.spec,
+            files: c.files,
+            hunks: c.hunks,
+            added_lines: c.added_lines,
+            pinned: c.pinned,
+        }
+    }
 }
 
 impl AssemblyDto {
@@ -839,6 +869,7 @@ impl AssemblyDto {
             prompt: assembly.prompt.clone(),
             stale: Vec::new(),
             agent_match: None,
+            change: None,
         }
     }
 }
@@ -916,6 +947,7 @@ mod tests {
             RowDto::decl(&cfg),
             SectionDto::decl(&cfg),
             ReportDto::decl(&cfg),
+            ChangeDto::decl(&cfg),
             AssemblyDto::decl(&cfg),
             ProjectSettingsDto::decl(&cfg),
             PresetDto::decl(&cfg),

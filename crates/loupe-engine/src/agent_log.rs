@@ -104,7 +104,8 @@ pub struct AgentRequest {
     pub client: Option<String>,
     /// The question as asked.
     pub question: String,
-    /// The change reviewed (`unstaged`, `staged`, `BASE..HEAD`), if any.
+    /// The change reviewed, as `DiffSpec::arg` writes it (`unstaged`,
+    /// `staged`, `BASE..HEAD`), if any.
     pub change: Option<String>,
     /// For `explain`: the file or symbol asked about.
     pub target: Option<String>,

@@ -67,6 +67,24 @@ struct Review {
     notes: Vec<String>,
     /// What did not fit or could not be pinned.
     warnings: Vec<String>,
+    /// The diff in numbers.
+    summary: ChangeSummary,
+}
+
+/// The change a review was asked about, in numbers (what the app shows
+/// beside its Changes switch).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ChangeSummary {
+    /// `unstaged`, `staged` or the range.
+    pub spec: String,
+    /// Files in the diff.
+    pub files: u32,
+    /// Hunks in the diff.
+    pub hunks: u32,
+    /// Lines added on the new side.
+    pub added_lines: u32,
+    /// Chunks of the new tree pinned for their changed lines.
+    pub pinned: u32,
 }
 
 /// A question and everything that shapes its answer.
@@ -147,6 +165,8 @@ pub struct Answer {
     pub stale: Vec<String>,
     /// Whether pins naming nothing were dropped ([`UnknownPins::Ignore`]).
     pub pins_dropped: bool,
+    /// In change mode, the diff reviewed.
+    pub change: Option<ChangeSummary>,
 }
 
 impl Project {
@@ -242,9 +262,9 @@ impl Project {
             c.question_type = t;
             c
         });
-        let (notes, review_warnings) = match review {
-            Some(r) => (r.notes, r.warnings),
-            None => (Vec::new(), Vec::new()),
+        let (notes, review_warnings, change) = match review {
+            Some(r) => (r.notes, r.warnings, Some(r.summary)),
+            None => (Vec::new(), Vec::new(), None),
         };
         let assemble_request = AssembleRequest {
             question: question.to_owned(),
@@ -293,6 +313,7 @@ impl Project {
             selected,
             stale,
             pins_dropped: cache.pins_dropped,
+            change,
         })
     }
 }
@@ -379,11 +400,26 @@ impl Project {
             }
             notes.push(text);
         }
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let summary = ChangeSummary {
+            spec: spec.to_string(),
+            files: count(diff.files.len()),
+            hunks: count(diff.files.iter().map(|f| f.hunks.len()).sum()),
+            added_lines: count(
+                diff.files
+                    .iter()
+                    .flat_map(|f| &f.hunks)
+                    .map(|h| h.added.len())
+                    .sum(),
+            ),
+            pinned: count(pins.len()),
+        };
         Ok(Review {
             searched,
             pins,
             notes,
             warnings,
+            summary,
         })
     }
 

@@ -37,6 +37,18 @@ impl std::str::FromStr for DiffSpec {
     }
 }
 
+impl DiffSpec {
+    /// The spec as written on a command line (`unstaged`, `staged`,
+    /// `BASE..HEAD`): what [`str::parse`] reads back.
+    pub fn arg(&self) -> &str {
+        match self {
+            DiffSpec::Unstaged => "unstaged",
+            DiffSpec::Staged => "staged",
+            DiffSpec::Range(r) => r,
+        }
+    }
+}
+
 impl std::fmt::Display for DiffSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -631,6 +643,17 @@ new file mode 100644
             "main..HEAD".parse::<DiffSpec>().unwrap(),
             DiffSpec::Range("main..HEAD".into())
         );
+        for spec in [
+            DiffSpec::Unstaged,
+            DiffSpec::Staged,
+            DiffSpec::Range("v1..HEAD".into()),
+        ] {
+            assert_eq!(
+                spec.arg().parse::<DiffSpec>().unwrap(),
+                spec,
+                "arg reads back"
+            );
+        }
         for bad in ["--output=x", "HEAD", "a .. b"] {
             let err = bad.parse::<DiffSpec>().unwrap_err().to_string();
             assert!(err.contains("BASE..HEAD"), "{err}");

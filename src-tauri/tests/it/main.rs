@@ -12,6 +12,7 @@
 )]
 
 mod agents;
+mod changes;
 mod detail;
 mod pins;
 mod settings;

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { remote } from 'webdriverio';
@@ -334,6 +334,45 @@ test("an agent's call through loupe mcp shows up in the running app and opens in
   }
   await (await byId('agent-close')).click();
   await (await byId('agent-banner')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
+});
+
+test('the Changes switch reviews the working tree: the changed code is pinned, the diff is in the prompt', async () => {
+  const git = (...args) =>
+    execFileSync('git', ['-C', project, '-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args]);
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'start');
+  const ring = join(project, 'lib/ring.c');
+  const before = readFileSync(ring, 'utf8');
+  // The new function's signature line, once appended.
+  const peekLine = before.split('\n').length + 2;
+  writeFileSync(
+    ring,
+    `${before}\n/* Peek at the oldest byte without removing it. */\nint ring_peek(const Ring *r, unsigned char *out) {\n    if (r->len == 0) return 0;\n    *out = r->data[r->head];\n    return 1;\n}\n`,
+  );
+  // Room for the diff (the tests above left a tiny budget).
+  await setInput('budget-input', '8000', 'change');
+  await (await byId('changes-toggle')).click();
+  // The watcher re-indexes the file; the review follows it: the chunk that
+  // now holds the new function is pinned.
+  await browser.waitUntil(
+    () =>
+      browser.execute(
+        (line) =>
+          [...document.querySelectorAll('[data-testid="chunk-row"][data-path="lib/ring.c"][data-pinned="true"] [data-testid="path-label"]')].some((l) => {
+            const m = /:(\d+)-(\d+)$/.exec(l.getAttribute('title') ?? '');
+            return m !== null && Number(m[1]) <= line && line <= Number(m[2]);
+          }),
+        peekLine,
+      ),
+    { timeout: INDEX_TIMEOUT_MS, timeoutMsg: 'the changed function is not pinned' },
+  );
+  assert.match(await (await byId('changes-summary')).getText(), /unstaged changes: 1 file, 1 hunk, \+7 lines/);
+  const prompt = await browser.execute(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '');
+  assert.match(prompt, /\+int ring_peek\(const Ring \*r, unsigned char \*out\) \{/, 'the diff is in the prompt');
+  await screenshot('app-changes.png');
+  await (await byId('changes-toggle')).click();
+  await (await byId('changes-summary')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
 });
 
 test('dropping a folder on the window opens it (a real X drag and drop)', async () => {

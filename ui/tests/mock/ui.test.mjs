@@ -198,6 +198,17 @@ test('a very long path is cut with an ellipsis, not widening the page', async ()
     })(),
   }));
   assert.deepEqual(fits, { page: true, table: true });
+  // The folders in between give way; the first folder and the file name with its lines stay whole.
+  const shown = await cell.evaluate((el) => {
+    const part = (id) => el.querySelector(`[data-testid="${id}"]`);
+    const whole = (e) => e !== null && e.scrollWidth <= e.clientWidth + 1;
+    return { file: part('path-file')?.textContent, fileWhole: whole(part('path-file')), middleCut: !whole(part('path-middle')) };
+  });
+  assert.deepEqual(shown, { file: 'worker.rs:1-9', fileWhole: true, middleCut: true });
+  // A short path is shown as it is.
+  const short = p.locator('[data-testid="chunk-row"][data-path="src/pack.rs"] [data-testid="path-label"]');
+  assert.equal(await short.textContent(), await short.getAttribute('title'));
+  assert.match(await short.textContent(), /^src\/pack\.rs:\d+-\d+$/);
   await p.close();
 });
 
@@ -607,5 +618,46 @@ test('an agent call shows up live, opens in the inspector, and its knobs can be 
   await p.getByTestId('agent-knobs-forget').click();
   await p.getByTestId('agent-knobs-saved').waitFor({ state: 'detached' });
   assert.equal(await p.evaluate(() => window.__loupeMock.agentKnobs()), null);
+  await p.close();
+});
+
+test('the Changes switch reviews a diff, with or without a question, and says which', async () => {
+  const p = await page();
+  await p.getByTestId('changes-toggle').check();
+  // No question needed: the diff is the question.
+  await p.getByTestId('chunk-table').waitFor();
+  const lastChange = () =>
+    p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.change ?? null);
+  assert.equal(await lastChange(), 'unstaged');
+  assert.match(await p.getByTestId('changes-summary').innerText(), /unstaged changes: 2 files, 3 hunks, \+7 lines · 1 pinned/);
+  assert.match(await p.getByTestId('prompt-preview').innerText(), /<diff>/);
+  assert.equal(await row(p, 'src/pack.rs').getAttribute('data-pinned'), 'true', 'the changed hunk is pinned');
+
+  await p.getByTestId('changes-spec').selectOption('staged');
+  await p.waitForFunction(() => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.change === 'staged');
+  await p.getByTestId('changes-spec').selectOption('range');
+  await p.getByTestId('changes-range').fill('v1..HEAD');
+  await p.getByTestId('changes-range').press('Enter');
+  await p.waitForFunction(() => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.change === 'v1..HEAD');
+  assert.match(await p.getByTestId('changes-summary').innerText(), /^v1\.\.HEAD: /);
+
+  // With a question too; a bad range is the backend's clear error.
+  await type(p, 'is the budget respected?');
+  await p.waitForFunction(() => {
+    const a = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args;
+    return a?.question === 'is the budget respected?' && a?.change === 'v1..HEAD';
+  });
+  await p.getByTestId('changes-range').fill('HEAD');
+  await p.getByTestId('changes-range').press('Enter');
+  await p.locator('[data-testid="error-banner"][data-code="bad_request"]').waitFor();
+  assert.match(await p.getByTestId('error-message').innerText(), /BASE\.\.HEAD/);
+
+  // Off again: the question alone.
+  await p.getByTestId('changes-toggle').uncheck();
+  await p.waitForFunction(() => {
+    const a = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args;
+    return a?.change === null && a?.question === 'is the budget respected?';
+  });
+  await p.getByTestId('changes-summary').waitFor({ state: 'detached' });
   await p.close();
 });

@@ -303,7 +303,7 @@ fn record(
         tool: tool.to_owned(),
         client,
         question: request.question.clone(),
-        change: request.change.as_ref().map(ToString::to_string),
+        change: request.change.as_ref().map(|c| c.arg().to_owned()),
         target,
         knobs: request.knobs.clone(),
         selection: request.selection.clone(),

@@ -591,6 +591,7 @@ mod tests {
             },
             stale: vec!["a.rs".into()],
             pins_dropped: false,
+            change: None,
         }
     }
 

@@ -166,7 +166,7 @@ function candidatesFor(root: string): Candidate[] {
   }));
   if (root.endsWith('/long')) {
     const deep = Array.from({ length: 24 }, (_, i) => `very_long_directory_name_${i}`).join('/');
-    base.unshift({ path: `${deep}/an_extremely_long_file_name_for_testing.rs`, symbol: 'deep', relevance: 0.95, tokens: 100 });
+    base.unshift({ path: `${deep}/worker.rs`, symbol: 'deep', relevance: 0.95, tokens: 100 });
   }
   return base;
 }
@@ -326,6 +326,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
     },
     stale,
     agent_match: null,
+    change: null,
   };
 }
 
@@ -416,11 +417,22 @@ export const mockBackend: Backend = {
   async defaultKnobs() {
     return structuredClone(DEFAULT_KNOBS);
   },
-  async assemble(root, question, knobs, agentRequest) {
-    log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null });
+  async assemble(root, question, knobs, agentRequest, change) {
+    log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
+    if (change && !['unstaged', 'staged'].includes(change) && !/^\S+\.\.\S+$/.test(change)) {
+      throw new BackendError('bad_request', `change "${change}": expected \`unstaged\`, \`staged\` or a range \`BASE..HEAD\``);
+    }
     if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
     if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
-    const result = mockAssemble(root, question, knobs);
+    const result = mockAssemble(root, question || 'Review this change.', knobs);
+    if (change) {
+      // The changed hunk of src/pack.rs is pinned; the diff leads the prompt.
+      const spec = change === 'unstaged' || change === 'staged' ? `${change} changes` : change;
+      result.change = { spec, files: 2, hunks: 3, added_lines: 7, pinned: 1 };
+      const pack = result.rows.find((r) => r.path === 'src/pack.rs');
+      if (pack) pack.score = { ...pack.score, score: 1, pinned: true };
+      result.prompt = `<diff>\n+    used += item;\n</diff>\n${result.prompt}`;
+    }
     if (agentRequest) {
       const call = agentCalls.find((c) => c.dto.id === agentRequest);
       if (!call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);

@@ -26,7 +26,8 @@ export const tauriBackend: Backend = {
   diagnostics: (root) => call('diagnostics', { root }),
   models: () => call('models'),
   defaultKnobs: () => call('default_knobs'),
-  assemble: (root, question, knobs, agentRequest) => call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null }),
+  assemble: (root, question, knobs, agentRequest, change) =>
+    call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null }),
   agentRequests: (root, known) => call('agent_requests', { root, known }),
   agentRequest: (root, id) => call('agent_request', { root, id }),
   saveAgentKnobs: (root, knobs) => call('save_agent_knobs', { root, knobs }),

@@ -60,9 +60,11 @@ export interface Backend {
   diagnostics(root: string): Promise<DiagnosticDto[]>;
   models(): Promise<ModelDto[]>;
   defaultKnobs(): Promise<KnobsDto>;
-  /** Assemble `question`; with `agentRequest`, as that agent call was
-   * (its pins, bans and change), saying whether the prompt is the one the agent got. */
-  assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null): Promise<AssemblyDto>;
+  /** Assemble `question`; with `change` (`unstaged`, `staged`, `BASE..HEAD`)
+   * as a review of that diff (the question may then be empty); with
+   * `agentRequest`, as that agent call was (its pins, bans and change),
+   * saying whether the prompt is the one the agent got. */
+  assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null, change?: string | null): Promise<AssemblyDto>;
   /** The agents' calls on the project (`loupe mcp`), newest first; nothing is re-sent while `known` is the current version. */
   agentRequests(root: string, known: string | null): Promise<AgentRequestsDto>;
   /** One agent call, to re-open in the inspector. */

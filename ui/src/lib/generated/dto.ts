@@ -467,6 +467,28 @@ warnings: Array<string>,
  */
 redactions: number, };
 
+export type ChangeDto = { 
+/**
+ * `unstaged`, `staged` or `BASE..HEAD`.
+ */
+spec: string, 
+/**
+ * Files in the diff.
+ */
+files: number, 
+/**
+ * Hunks in the diff.
+ */
+hunks: number, 
+/**
+ * Lines added.
+ */
+added_lines: number, 
+/**
+ * Chunks pinned for their changed lines.
+ */
+pinned: number, };
+
 export type AssemblyDto = { 
 /**
  * One row per candidate, best score first.
@@ -489,7 +511,11 @@ stale: Array<string>,
  * For an agent's call re-opened: whether this prompt is byte for byte
  * the one the agent got; `null` otherwise.
  */
-agent_match: boolean | null, };
+agent_match: boolean | null, 
+/**
+ * In change mode, the diff reviewed.
+ */
+change: ChangeDto | null, };
 
 export type ProjectSettingsDto = { 
 /**
