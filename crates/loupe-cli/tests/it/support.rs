@@ -69,28 +69,4 @@ pub fn included(a: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// Runs git in `dir` as a test user (no signing, branch `main`); fails the
-/// test with git's words when git says no.
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+pub use loupe_testkit::git;

@@ -318,12 +318,18 @@ async fn indexed_and_closed(
         .unwrap();
     p.catalog().close().await;
     let dir = p.data_dir().to_path_buf();
-    for _ in 0..100 {
+    // The last connection's close checkpoints the WAL; on a loaded machine
+    // that has taken over 5 s.
+    for _ in 0..600 {
         if !dir.join("catalog.sqlite-wal").exists() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    assert!(
+        !dir.join("catalog.sqlite-wal").exists(),
+        "the WAL was not checkpointed within 30 s of closing"
+    );
     dir
 }
 
