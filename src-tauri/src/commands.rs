@@ -189,10 +189,17 @@ pub async fn assemble(
             change.as_deref().map(str::parse).transpose()?,
         ),
     };
+    let knobs_question_type = knobs.question_type.map(Into::into);
+    let mut knobs: loupe_assemble::Knobs = knobs.into();
+    if let Some(a) = &agent {
+        // Recency as the agent's call measured it: the same prompt, not
+        // one a day of file ages away from it.
+        knobs.now = a.knobs.now;
+    }
     let request = AskRequest {
         question,
-        question_type: knobs.question_type.map(Into::into),
-        knobs: knobs.into(),
+        question_type: knobs_question_type,
+        knobs,
         selection,
         change,
         ..AskRequest::default()

@@ -648,6 +648,8 @@ def test_calls_are_recorded_for_the_app_and_knobs_saved_for_agents_apply(workspa
         assert first["client"] and first["client"].startswith("mcp")
         assert first["question"] == question
         assert first["knobs"]["budget"] == {"tokens": 3000}
+        # The clock recency was measured against, so the app can ask again at it.
+        assert abs(first["knobs"]["now"] - time.time()) < 600
         assert first["selection"]["banned"] == [{"kind": "file", "path": "src/tokens.rs"}]
         assert first["report"]["used"] == report["used"] <= 3000
         assert first["report"]["prompt_bytes"] == len(prompt.encode())

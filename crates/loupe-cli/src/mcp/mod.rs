@@ -270,7 +270,10 @@ impl Projects {
         if let Some(patch) = agent_knobs {
             patch.apply(&mut base);
         }
-        let knobs = shape.knobs(base)?;
+        let mut knobs = shape.knobs(base)?;
+        // The clock recency is measured against, fixed here so the agent
+        // log holds it: the app re-asks the call at the same time.
+        knobs.now = loupe_engine::ask::unix_now();
         let selection = Selection {
             pinned: targets(project, "pins", &shape.pins).await?,
             banned: targets(project, "bans", &shape.bans).await?,
