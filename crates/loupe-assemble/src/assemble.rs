@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 // The request and result types live in `knobs`; re-exported so `assemble::Knobs` reads naturally.
 pub use crate::knobs::*;
 
-use crate::classify;
+use crate::classify::{self, Classification, QueryAnalysis};
 use crate::compress::{self, MAX_LOD, RenderOptions};
 use crate::fit::{self, Message, MessageRole};
 use crate::guard::{self, GuardConfig};
@@ -269,39 +269,105 @@ pub fn room(knobs: &Knobs) -> Room {
 }
 
 /// [`assemble`] reusing body sizes measured by earlier calls.
+///
+/// The stages, each a function below with its own input and output:
+/// budget ([`room`]) → [`question_stage`] → [`rank_stage`] →
+/// [`select_stage`] → [`prepare_stage`] → [`fixed_stage`] → [`pack_stage`]
+/// (pack, render, measure, repack) → [`rows_stage`] → [`sections_stage`]
+/// → [`fit_stage`] → [`report_stage`]. Guarding happens where text enters
+/// (the question, each chunk, the notes); every stage adds its warnings.
 pub fn assemble_with(
     candidates: &[Candidate],
     request: &AssembleRequest,
     sizes: &mut SizeCache,
 ) -> Assembly {
     let knobs = &request.knobs;
-    let mut warnings: Vec<String> = Vec::new();
     let mut redactions: Vec<Redaction> = Vec::new();
+    let room = room(knobs);
+    let mut warnings = room.warnings.clone();
+    let asked = question_stage(request, &mut redactions);
+    let mut ranked = rank_stage(
+        candidates,
+        knobs,
+        asked.classification.intent,
+        &mut warnings,
+    );
+    let selected = select_stage(candidates, knobs, &mut ranked, &room);
+    let prepared = prepare_stage(
+        candidates,
+        knobs,
+        &selected,
+        &ranked.scores,
+        &mut redactions,
+    );
+    let fixed = fixed_stage(request, &asked, &room, &mut redactions, &mut warnings);
+    let mut costs = Costs {
+        cache: HashMap::new(),
+        prepared: &prepared,
+        candidates,
+        scores: &ranked.scores,
+        measure: room.measure,
+        format: fixed.format,
+        knobs,
+        sizes,
+    };
+    let packed = pack_stage(&mut costs, &fixed, &asked.question, &room, &mut warnings);
+    let (rows, dropped_size) = rows_stage(&ranked, &packed, &mut costs);
+    let (sections, question_size) =
+        sections_stage(&packed.pieces, &rows, packed.used, room.measure);
+    let (messages, fit_report) = fit_stage(
+        request,
+        &packed,
+        &asked.question,
+        question_size,
+        room.measure,
+        &mut warnings,
+    );
+    report_stage(
+        Report {
+            model: models::resolve(&knobs.model, &knobs.models).name.clone(),
+            unit: room.measure.unit().to_string(),
+            budget: room.budget,
+            answer_reserve: knobs.answer_reserve,
+            usable: room.usable,
+            used: packed.used,
+            sections,
+            was_truncated: false,
+            dropped_count: 0,
+            dropped_size,
+            pinned_overflow: packed.result.pinned_overflow.clone(),
+            classification: asked.classification,
+            analysis: asked.analysis,
+            fit: fit_report,
+            warnings,
+            redactions,
+        },
+        packed.prompt,
+        messages,
+        rows,
+        room.measure,
+    )
+}
 
-    // Model, unit and budget.
-    let Room {
-        measure,
-        budget,
-        usable,
-        warnings: room_warnings,
-    } = room(knobs);
-    warnings.extend(room_warnings);
-    let spec = models::resolve(&knobs.model, &knobs.models);
+/// The question as assembly uses it: guarded, capped, analysed, classified.
+struct Asked {
+    question: String,
+    analysis: QueryAnalysis,
+    classification: Classification,
+}
 
-    // The question: guarded, capped, analysed, classified.
+/// Guards and caps the question, then analyses and classifies it (unless
+/// the request brings its own analysis or classification); the intent knob
+/// overrides the classified intent.
+fn question_stage(request: &AssembleRequest, redactions: &mut Vec<Redaction>) -> Asked {
+    let knobs = &request.knobs;
     let guard_question = GuardConfig {
         sanitize: knobs.sanitize,
         injections: false,
         secrets: knobs.redact_secrets,
     };
-    let question = guard::guard_text(
-        &request.question,
-        guard_question,
-        "question",
-        1,
-        &mut redactions,
-    );
-    let question = guard::cap_user_message(&question, knobs.user_message_cap, &mut redactions);
+    let question = guard::guard_text(&request.question, guard_question, "question", 1, redactions);
+    let question = guard::cap_user_message(&question, knobs.user_message_cap, redactions);
     let analysis = request
         .analysis
         .clone()
@@ -313,8 +379,29 @@ pub fn assemble_with(
     if let Some(intent) = knobs.intent {
         classification.intent = intent;
     }
+    Asked {
+        question,
+        analysis,
+        classification,
+    }
+}
 
-    // Rank.
+/// Every candidate's score; those a path weight of 0 hides, with their
+/// reason; the others best first.
+struct Ranked {
+    scores: Vec<ScoreBreakdown>,
+    reasons: Vec<Option<DropReason>>,
+    visible: Vec<usize>,
+}
+
+/// Scores every candidate with the knobs' ranker, path weights, primers,
+/// recency and role weights for `intent`.
+fn rank_stage(
+    candidates: &[Candidate],
+    knobs: &Knobs,
+    intent: crate::classify::Intent,
+    warnings: &mut Vec<String>,
+) -> Ranked {
     let (rules, glob_warnings) = PathRules::new(&knobs.path_weights);
     warnings.extend(glob_warnings);
     let model = knobs.ranker.model();
@@ -332,7 +419,7 @@ pub fn assemble_with(
         recency_half_life_days: knobs.recency_half_life_days,
         recency_weight: knobs.recency_weight,
         role_weights: &knobs.role_weights,
-        intent: classification.intent,
+        intent,
         now: knobs.now,
     };
     let scores: Vec<ScoreBreakdown> = candidates
@@ -351,27 +438,49 @@ pub fn assemble_with(
     }
     visible
         .sort_by(|&a, &b| rank::order((&candidates[a], &scores[a]), (&candidates[b], &scores[b])));
-    let (unique, dups) = pack::dedupe(&visible, candidates);
+    Ranked {
+        scores,
+        reasons,
+        visible,
+    }
+}
+
+/// The items assembly goes on with, best first: duplicates removed, then
+/// k, the minimum score and diversity applied; what is cut gets its reason.
+fn select_stage(
+    candidates: &[Candidate],
+    knobs: &Knobs,
+    ranked: &mut Ranked,
+    room: &Room,
+) -> Vec<usize> {
+    let (unique, dups) = pack::dedupe(&ranked.visible, candidates);
     let select = SelectConfig {
         // No k from the user: as many automatic items as the budget can
         // show in some detail. Without any cap, hundreds of one-line
         // summaries of weak candidates took a 13k budget from the bodies of
         // the best ones (EVAL.md, finding 4).
-        k: knobs.k.or(Some(auto_k(usable, measure))),
+        k: knobs.k.or(Some(auto_k(room.usable, room.measure))),
         min_score: knobs.min_score,
         diversity: knobs.diversity,
     };
-    let (selected, cut) = rank::select(&unique, candidates, &scores, select);
+    let (selected, cut) = rank::select(&unique, candidates, &ranked.scores, select);
     for (i, reason) in dups.into_iter().chain(cut) {
-        reasons[i] = Some(reason);
+        ranked.reasons[i] = Some(reason);
     }
+    selected
+}
 
-    // Prepare: guard, sections, imports once per file, glue once per parent, wanted level.
-    let guard_chunks = GuardConfig {
-        sanitize: knobs.sanitize,
-        injections: knobs.sanitize,
-        secrets: knobs.redact_secrets,
-    };
+/// Each selected item made ready to render: guarded, in its section, its
+/// file's imports shown once, its parent's header glued once, and the
+/// level of detail its score wants.
+fn prepare_stage<'c>(
+    candidates: &'c [Candidate],
+    knobs: &Knobs,
+    selected: &[usize],
+    scores: &[ScoreBreakdown],
+    redactions: &mut Vec<Redaction>,
+) -> Vec<Prepared<'c>> {
+    let guard_chunks = chunk_guard(knobs);
     let selected_set: HashSet<usize> = selected.iter().copied().collect();
     let top_auto = selected
         .iter()
@@ -381,9 +490,9 @@ pub fn assemble_with(
     let mut seen_files: HashSet<&str> = HashSet::new();
     let mut seen_parents: HashSet<(&str, &str)> = HashSet::new();
     let mut prepared: Vec<Prepared> = Vec::with_capacity(selected.len());
-    for &i in &selected {
+    for &i in selected {
         let c = &candidates[i];
-        let chunk = match guard::guard_chunk(&c.chunk, guard_chunks, &mut redactions) {
+        let chunk = match guard::guard_chunk(&c.chunk, guard_chunks, redactions) {
             Some(guarded) => std::borrow::Cow::Owned(guarded),
             None => std::borrow::Cow::Borrowed(&c.chunk),
         };
@@ -428,9 +537,39 @@ pub fn assemble_with(
             wanted,
         });
     }
+    prepared
+}
 
-    // Fixed parts and their size.
-    let instructions = classify::instructions(classification.question_type).to_string();
+/// How retrieved text (chunks and notes) is guarded.
+fn chunk_guard(knobs: &Knobs) -> GuardConfig {
+    GuardConfig {
+        sanitize: knobs.sanitize,
+        injections: knobs.sanitize,
+        secrets: knobs.redact_secrets,
+    }
+}
+
+/// The parts of the prompt that are there whatever is packed, and their size.
+struct Fixed {
+    instructions: String,
+    notes: Vec<String>,
+    format: render::Format,
+    size: u32,
+}
+
+/// The instructions for the question's type, the guarded notes, the
+/// effective format, and what they and the question take with the group
+/// scaffolding (measured with empty probe blocks).
+fn fixed_stage(
+    request: &AssembleRequest,
+    asked: &Asked,
+    room: &Room,
+    redactions: &mut Vec<Redaction>,
+    warnings: &mut Vec<String>,
+) -> Fixed {
+    let knobs = &request.knobs;
+    let measure = room.measure;
+    let instructions = classify::instructions(asked.classification.question_type).to_string();
     let notes: Vec<String> = request
         .notes
         .iter()
@@ -438,10 +577,10 @@ pub fn assemble_with(
         .map(|(n, note)| {
             guard::guard_text(
                 note,
-                guard_chunks,
+                chunk_guard(knobs),
                 &format!("notes[{n}]"),
                 1,
-                &mut redactions,
+                redactions,
             )
         })
         .collect();
@@ -449,7 +588,7 @@ pub fn assemble_with(
     let bare = PromptParts {
         instructions: instructions.clone(),
         notes: notes.clone(),
-        question: question.clone(),
+        question: asked.question.clone(),
         ..PromptParts::default()
     };
     let scaffold_probe = Block {
@@ -469,90 +608,150 @@ pub fn assemble_with(
         ..bare.clone()
     };
     let probe_size = measure.size(&render::block(&scaffold_probe, 1, format, knobs.toggles)) as u32;
-    let fixed = (measure.size(&render::prompt(&with_groups, format, knobs.toggles).0) as u32)
+    let size = (measure.size(&render::prompt(&with_groups, format, knobs.toggles).0) as u32)
         .saturating_sub(3 * probe_size)
         .max(measure.size(&render::prompt(&bare, format, knobs.toggles).0) as u32);
-    if fixed > usable {
+    if size > room.usable {
         warnings.push(format!(
-            "instructions, notes and question alone take {fixed} {}, more than the usable {usable}",
-            measure.unit()
+            "instructions, notes and question alone take {size} {}, more than the usable {}",
+            measure.unit(),
+            room.usable
         ));
     }
+    Fixed {
+        instructions,
+        notes,
+        format,
+        size,
+    }
+}
 
-    // Pack, with exact block sizes cached per (item, level).
-    let items: Vec<PackItem> = prepared
+/// Exact block sizes per (prepared item, level of detail), measured once:
+/// the header apart from the body, bodies memoised across calls in the
+/// [`SizeCache`].
+struct Costs<'a, 'c> {
+    cache: HashMap<(usize, u8), u32>,
+    prepared: &'a [Prepared<'c>],
+    candidates: &'a [Candidate],
+    scores: &'a [ScoreBreakdown],
+    measure: Measure,
+    format: render::Format,
+    knobs: &'a Knobs,
+    sizes: &'a mut SizeCache,
+}
+
+impl Costs<'_, '_> {
+    /// The size of prepared item `n`'s block at `lod`.
+    fn get(&mut self, n: usize, lod: u8) -> u32 {
+        if let Some(&size) = self.cache.get(&(n, lod)) {
+            return size;
+        }
+        let p = &self.prepared[n];
+        let (measure, knobs) = (self.measure, self.knobs);
+        // Header (path, index, score, context) and body are measured
+        // apart: the body's size survives re-ranking, the header's not.
+        let mut head = make_header(p, self.candidates, self.scores, lod);
+        head.content = String::new();
+        let header = measure.size(&render::block(&head, n + 1, self.format, knobs.toggles)) as u32;
+        let key = SizeKey {
+            hash: p.chunk.hash.clone(),
+            len: p.chunk.text.len(),
+            lod,
+            skip_imports: p.options.skip_imports,
+            sanitize: knobs.sanitize,
+            redact: knobs.redact_secrets,
+            measure,
+        };
+        let body = *self.sizes.sizes.entry(key).or_insert_with(|| {
+            let rendered = compress::render(&p.chunk, lod, p.options);
+            // The index counted each chunk's text with o200k: a rendering
+            // that is the text itself (any level of a chunk without
+            // comments or bodies to elide) is not counted again. That
+            // count was most of a cold question's packing. 0 is "not
+            // counted", for candidates made elsewhere.
+            if measure == Measure::Tokens(tokens::Encoding::O200kBase)
+                && p.chunk.tokens > 0
+                && matches!(p.chunk, std::borrow::Cow::Borrowed(_))
+                && rendered == p.chunk.text
+            {
+                return p.chunk.tokens;
+            }
+            measure.size(&rendered) as u32
+        });
+        // +1 for the separator the next block may merge with; the
+        // measured prompt is checked again after layout (repacks below).
+        let size = header + body + 1;
+        self.cache.insert((n, lod), size);
+        size
+    }
+}
+
+/// What packing decided and the prompt it laid out.
+struct PackedPrompt {
+    result: pack::PackResult,
+    prompt: String,
+    pieces: Vec<(Section, String)>,
+    blocks: Vec<(usize, Vec<usize>)>,
+    used: u32,
+}
+
+/// Packs the prepared items into the room the fixed parts leave, lays the
+/// prompt out and measures it; when merging and separators made it
+/// larger than the usable room, packs again with that much less (at most
+/// [`MAX_REPACKS`] times).
+fn pack_stage(
+    costs: &mut Costs,
+    fixed: &Fixed,
+    question: &str,
+    room: &Room,
+    warnings: &mut Vec<String>,
+) -> PackedPrompt {
+    let (measure, usable) = (room.measure, room.usable);
+    let items: Vec<PackItem> = costs
+        .prepared
         .iter()
         .map(|p| PackItem {
-            pinned: scores[p.index].pinned,
+            pinned: costs.scores[p.index].pinned,
             wanted: p.wanted,
         })
         .collect();
-    let mut cache: HashMap<(usize, u8), u32> = HashMap::new();
-    let mut cost = |n: usize, lod: u8| -> u32 {
-        *cache.entry((n, lod)).or_insert_with(|| {
-            let p = &prepared[n];
-            // Header (path, index, score, context) and body are measured
-            // apart: the body's size survives re-ranking, the header's not.
-            let mut head = make_header(p, candidates, &scores, lod);
-            head.content = String::new();
-            let header = measure.size(&render::block(&head, n + 1, format, knobs.toggles)) as u32;
-            let key = SizeKey {
-                hash: p.chunk.hash.clone(),
-                len: p.chunk.text.len(),
-                lod,
-                skip_imports: p.options.skip_imports,
-                sanitize: knobs.sanitize,
-                redact: knobs.redact_secrets,
-                measure,
-            };
-            let body = *sizes.sizes.entry(key).or_insert_with(|| {
-                let rendered = compress::render(&p.chunk, lod, p.options);
-                // The index counted each chunk's text with o200k: a rendering
-                // that is the text itself (any level of a chunk without
-                // comments or bodies to elide) is not counted again. That
-                // count was most of a cold question's packing. 0 is "not
-                // counted", for candidates made elsewhere.
-                if measure == Measure::Tokens(tokens::Encoding::O200kBase)
-                    && p.chunk.tokens > 0
-                    && matches!(p.chunk, std::borrow::Cow::Borrowed(_))
-                    && rendered == p.chunk.text
-                {
-                    return p.chunk.tokens;
-                }
-                measure.size(&rendered) as u32
-            });
-            // +1 for the separator the next block may merge with; the
-            // measured prompt is checked again after layout (repacks below).
-            header + body + 1
-        })
-    };
-    let mut available = usable.saturating_sub(fixed);
-    let mut result;
+    let mut available = usable.saturating_sub(fixed.size);
     let mut repacks = 0;
-    let (prompt, pieces, blocks_meta, used) = loop {
-        result = pack::pack(&items, available, &mut cost);
-        let (prompt, pieces, meta) = layout(
-            &prepared,
+    loop {
+        let result = pack::pack(&items, available, |n, lod| costs.get(n, lod));
+        let (prompt, pieces, blocks) = layout(
+            costs.prepared,
             &result.items,
-            candidates,
-            &scores,
-            &instructions,
-            &notes,
-            &question,
-            knobs,
+            costs.candidates,
+            costs.scores,
+            &fixed.instructions,
+            &fixed.notes,
+            question,
+            costs.knobs,
         );
         let total = measure.size(&prompt) as u32;
         if total <= usable || repacks == MAX_REPACKS || available == 0 {
             if total > usable {
                 warnings.push(format!("prompt measures {total} {}, over the usable {usable}: the fixed parts do not fit", measure.unit()));
             }
-            break (prompt, pieces, meta, total);
+            return PackedPrompt {
+                result,
+                prompt,
+                pieces,
+                blocks,
+                used: total,
+            };
         }
         available = available.saturating_sub(total - usable);
         repacks += 1;
-    };
+    }
+}
 
-    // Rows.
+/// One row per candidate in input order, with what happened to it, and
+/// the size the over-budget drops would need.
+fn rows_stage(ranked: &Ranked, packed: &PackedPrompt, costs: &mut Costs) -> (Vec<ItemRow>, u32) {
+    let candidates = costs.candidates;
+    let scores = &ranked.scores;
     let mut rows: Vec<ItemRow> = candidates
         .iter()
         .enumerate()
@@ -572,19 +771,19 @@ pub fn assemble_with(
             lod: None,
             wanted_lod: 0,
             size: 0,
-            status: ItemStatus::Dropped(reasons[i].clone().unwrap_or(DropReason::BeyondK)),
+            status: ItemStatus::Dropped(ranked.reasons[i].clone().unwrap_or(DropReason::BeyondK)),
             merged_into: None,
         })
         .collect();
     let mut dropped_size = 0u32;
-    for (n, p) in prepared.iter().enumerate() {
+    for (n, p) in costs.prepared.iter().enumerate() {
         let row = &mut rows[p.index];
         row.section = p.section;
         row.wanted_lod = p.wanted;
-        match &result.items[n] {
+        match &packed.result.items[n] {
             Packed::In(lod) => {
                 row.lod = Some(*lod);
-                row.size = cost(n, *lod);
+                row.size = costs.get(n, *lod);
                 row.status = if *lod > p.wanted {
                     ItemStatus::Degraded { wanted: p.wanted }
                 } else {
@@ -599,19 +798,28 @@ pub fn assemble_with(
             }
         }
     }
-    for (leader, members) in &blocks_meta {
+    for (leader, members) in &packed.blocks {
         for m in members.iter().filter(|m| *m != leader) {
             rows[*m].merged_into = Some(candidates[*leader].chunk.id);
         }
     }
+    (rows, dropped_size)
+}
 
-    // Section account: small pieces measured, item sections summed from
-    // their (cached) block sizes, and the overhead takes the remainder, so the
-    // sections add up to `used` exactly without measuring the prompt twice.
+/// Section account: small pieces measured, item sections summed from
+/// their (cached) block sizes, and the overhead takes the remainder, so the
+/// sections add up to `used` exactly without measuring the prompt twice.
+/// Also returns the question's size.
+fn sections_stage(
+    pieces: &[(Section, String)],
+    rows: &[ItemRow],
+    used: u32,
+    measure: Measure,
+) -> (Vec<SectionSize>, u32) {
     let mut by_section: std::collections::BTreeMap<Section, u32> =
         std::collections::BTreeMap::new();
     let mut question_size = 0;
-    for (section, text) in &pieces {
+    for (section, text) in pieces {
         match section {
             Section::Primers
             | Section::Pinned
@@ -632,13 +840,27 @@ pub fn assemble_with(
     }
     let accounted: u32 = by_section.values().sum();
     by_section.insert(Section::Overhead, used.saturating_sub(accounted));
-    let sections: Vec<SectionSize> = by_section
+    let sections = by_section
         .into_iter()
         .map(|(section, size)| SectionSize { section, size })
         .collect();
+    (sections, question_size)
+}
 
-    // Messages: system = everything but the question; user = the question.
-    let system: String = pieces
+/// The messages (system = everything but the question, the history, user
+/// = the question) fitted into the model's window less the answer reserve.
+fn fit_stage(
+    request: &AssembleRequest,
+    packed: &PackedPrompt,
+    question: &str,
+    question_size: u32,
+    measure: Measure,
+    warnings: &mut Vec<String>,
+) -> (Vec<Message>, fit::FitReport) {
+    let knobs = &request.knobs;
+    let spec = models::resolve(&knobs.model, &knobs.models);
+    let system: String = packed
+        .pieces
         .iter()
         .filter(|(s, _)| *s != Section::Question)
         .map(|(_, t)| t.as_str())
@@ -650,7 +872,7 @@ pub fn assemble_with(
     messages.extend(request.history.iter().cloned());
     messages.push(Message {
         role: MessageRole::User,
-        content: question.clone(),
+        content: question.to_owned(),
     });
     let encoding = match measure {
         Measure::Tokens(e) => e,
@@ -658,13 +880,13 @@ pub fn assemble_with(
     };
     // The system message is the prompt without its question piece; its size
     // is known up to a tokenizer join, which the per-message slack covers.
-    let mut sizes = vec![used.saturating_sub(question_size) + fit::JOIN_SLACK];
+    let mut sizes = vec![packed.used.saturating_sub(question_size) + fit::JOIN_SLACK];
     sizes.extend(
         messages[1..messages.len() - 1]
             .iter()
             .map(|m| measure_tokens(encoding, &m.content)),
     );
-    sizes.push(tokens::count(encoding, &question) as u32);
+    sizes.push(tokens::count(encoding, question) as u32);
     let (messages, fit_report) = fit::fit_sized(
         &messages,
         &sizes,
@@ -674,8 +896,19 @@ pub fn assemble_with(
     if let Err(err) = fit::validate(&messages) {
         warnings.push(format!("messages are not sendable: {err}"));
     }
+    (messages, fit_report)
+}
 
-    let dropped_count = rows.iter().filter(|r| !r.status.is_in()).count() as u32;
+/// The assembly: `report` with the counts and the truncation flag the rows
+/// say, and a warning when pinned items alone overflowed.
+fn report_stage(
+    mut report: Report,
+    prompt: String,
+    messages: Vec<Message>,
+    rows: Vec<ItemRow>,
+    measure: Measure,
+) -> Assembly {
+    report.dropped_count = rows.iter().filter(|r| !r.status.is_in()).count() as u32;
     let degraded = rows
         .iter()
         .any(|r| matches!(r.status, ItemStatus::Degraded { .. }));
@@ -687,8 +920,8 @@ pub fn assemble_with(
             )
         )
     });
-    if let Some(o) = &result.pinned_overflow {
-        warnings.push(format!(
+    if let Some(o) = &report.pinned_overflow {
+        report.warnings.push(format!(
             "pinned items need {} {unit} at full detail ({} at their smallest) but {} are available: {} over",
             o.needed_full,
             o.needed_smallest,
@@ -697,31 +930,13 @@ pub fn assemble_with(
             unit = measure.unit()
         ));
     }
+    report.was_truncated =
+        degraded || over || report.pinned_overflow.is_some() || !report.fit.trimmed.is_empty();
     Assembly {
         prompt,
         messages,
         items: rows,
-        report: Report {
-            model: spec.name.clone(),
-            unit: measure.unit().to_string(),
-            budget,
-            answer_reserve: knobs.answer_reserve,
-            usable,
-            used,
-            sections,
-            was_truncated: degraded
-                || over
-                || result.pinned_overflow.is_some()
-                || !fit_report.trimmed.is_empty(),
-            dropped_count,
-            dropped_size,
-            pinned_overflow: result.pinned_overflow.clone(),
-            classification,
-            analysis,
-            fit: fit_report,
-            warnings,
-            redactions,
-        },
+        report,
     }
 }
 
