@@ -181,8 +181,8 @@ pub async fn assemble(
     };
     let (selection, change) = match &agent {
         Some(a) => (
-            a.selection.clone(),
-            a.change.as_deref().map(str::parse).transpose()?,
+            a.call.selection.clone(),
+            a.call.change.as_deref().map(str::parse).transpose()?,
         ),
         None => (
             open.selection(),
@@ -194,7 +194,7 @@ pub async fn assemble(
     if let Some(a) = &agent {
         // Recency as the agent's call measured it: the same prompt, not
         // one a day of file ages away from it.
-        knobs.now = a.knobs.now;
+        knobs.now = a.call.knobs.now;
     }
     let request = AskRequest {
         question,

@@ -98,22 +98,9 @@ pub struct AgentRequest {
     pub id: String,
     /// Milliseconds since the Unix epoch.
     pub time_ms: i64,
-    /// `context`, `search` or `explain`.
-    pub tool: String,
-    /// The MCP client's name and version, when it said.
-    pub client: Option<String>,
-    /// The question as asked.
-    pub question: String,
-    /// The change reviewed, as `DiffSpec::arg` writes it (`unstaged`,
-    /// `staged`, `BASE..HEAD`), if any.
-    pub change: Option<String>,
-    /// For `explain`: the file or symbol asked about.
-    pub target: Option<String>,
-    /// The knobs the call was assembled with (team file, agent knobs and
-    /// the call's arguments applied).
-    pub knobs: Knobs,
-    /// The call's pins and bans, resolved to the index's targets.
-    pub selection: Selection,
+    /// What was asked (its fields are at the entry's top level).
+    #[serde(flatten)]
+    pub call: CallInfo,
     /// What the agent got.
     pub report: LoggedReport,
     /// The first items by rank.
@@ -136,22 +123,24 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// The call's parts that are not in the answer.
-#[derive(Clone, Debug, Default)]
+/// What a call asked, as it was asked: what the app needs to ask again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CallInfo {
-    /// The tool.
+    /// `context`, `search` or `explain`.
     pub tool: String,
-    /// The MCP client, when known.
+    /// The MCP client's name and version, when it said.
     pub client: Option<String>,
-    /// The question.
+    /// The question as asked.
     pub question: String,
-    /// The change reviewed.
+    /// The change reviewed, as `DiffSpec::arg` writes it (`unstaged`,
+    /// `staged`, `BASE..HEAD`), if any.
     pub change: Option<String>,
-    /// `explain`'s target.
+    /// For `explain`: the file or symbol asked about.
     pub target: Option<String>,
-    /// The knobs used.
+    /// The knobs the call was assembled with (team file, agent knobs and
+    /// the call's arguments applied).
     pub knobs: Knobs,
-    /// The pins and bans used.
+    /// The call's pins and bans, resolved to the index's targets.
     pub selection: Selection,
 }
 
@@ -192,13 +181,7 @@ impl AgentRequest {
         AgentRequest {
             id: new_id(time_ms),
             time_ms,
-            tool: call.tool,
-            client: call.client,
-            question: call.question,
-            change: call.change,
-            target: call.target,
-            knobs: call.knobs,
-            selection: call.selection,
+            call,
             report: LoggedReport {
                 model: a.report.model.clone(),
                 unit,
@@ -397,13 +380,12 @@ mod tests {
         AgentRequest {
             id: new_id(time_ms),
             time_ms,
-            tool: "context".into(),
-            client: Some("test 1.0".into()),
-            question: question.into(),
-            change: None,
-            target: None,
-            knobs: Knobs::default(),
-            selection: Selection::default(),
+            call: CallInfo {
+                tool: "context".into(),
+                client: Some("test 1.0".into()),
+                question: question.into(),
+                ..CallInfo::default()
+            },
             report: LoggedReport::default(),
             items: Vec::new(),
             items_total: 0,
@@ -425,7 +407,11 @@ mod tests {
         f.write_all(b"{\"id\": \"cut sh").unwrap();
         drop(f);
         let log = read(dir.path()).unwrap();
-        let questions: Vec<&str> = log.entries.iter().map(|e| e.question.as_str()).collect();
+        let questions: Vec<&str> = log
+            .entries
+            .iter()
+            .map(|e| e.call.question.as_str())
+            .collect();
         assert_eq!(questions, ["first", "second"], "oldest first");
         assert_eq!(log.skipped, 1);
         let first = &log.entries[0];
@@ -448,7 +434,7 @@ mod tests {
         assert!(std::fs::metadata(&path).unwrap().len() < 4096, "rotated");
         let log = read(dir.path()).unwrap();
         assert_eq!(log.entries.len(), 3);
-        assert_eq!(log.entries[2].question, "new");
+        assert_eq!(log.entries[2].call.question, "new");
         // The next rotation drops the oldest file ("old" and the x's).
         let big = entry(4, &"y".repeat(usize::try_from(MAX_LOG_BYTES).unwrap()));
         record(dir.path(), &big).unwrap();
@@ -457,7 +443,7 @@ mod tests {
             .unwrap()
             .entries
             .iter()
-            .map(|e| e.question.chars().take(6).collect())
+            .map(|e| e.call.question.chars().take(6).collect())
             .collect();
         assert_eq!(questions, ["new", "yyyyyy", "newest"]);
     }

@@ -294,11 +294,11 @@ impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDto {
         AgentRequestDto {
             id: r.id.clone(),
             time_ms: r.time_ms,
-            tool: r.tool.clone(),
-            client: r.client.clone(),
-            question: r.question.clone(),
-            change: r.change.clone(),
-            target: r.target.clone(),
+            tool: r.call.tool.clone(),
+            client: r.call.client.clone(),
+            question: r.call.question.clone(),
+            change: r.call.change.clone(),
+            target: r.call.target.clone(),
             model: r.report.model.clone(),
             unit: r.report.unit.clone(),
             budget: r.report.budget,
@@ -306,8 +306,8 @@ impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDto {
             truncated: r.report.truncated,
             included: r.report.included,
             dropped: r.report.dropped,
-            pins: len(r.selection.pinned.len()),
-            bans: len(r.selection.banned.len()),
+            pins: len(r.call.selection.pinned.len()),
+            bans: len(r.call.selection.banned.len()),
         }
     }
 }
@@ -368,9 +368,23 @@ impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDetailDto {
     fn from(r: &loupe_engine::agent_log::AgentRequest) -> Self {
         AgentRequestDetailDto {
             request: r.into(),
-            knobs: r.knobs.clone().into(),
-            pinned: r.selection.pinned.iter().cloned().map(Into::into).collect(),
-            banned: r.selection.banned.iter().cloned().map(Into::into).collect(),
+            knobs: r.call.knobs.clone().into(),
+            pinned: r
+                .call
+                .selection
+                .pinned
+                .iter()
+                .cloned()
+                .map(Into::into)
+                .collect(),
+            banned: r
+                .call
+                .selection
+                .banned
+                .iter()
+                .cloned()
+                .map(Into::into)
+                .collect(),
             items: r
                 .items
                 .iter()

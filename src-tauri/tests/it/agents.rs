@@ -7,7 +7,7 @@ use loupe_app::dto::{
     AgentRequestDetailDto, AgentRequestsDto, AssemblyDto, KnobsDto, ProjectSettingsDto, RowStatus,
 };
 use loupe_assemble::{Budget, Knobs};
-use loupe_engine::agent_log::{self, AgentRequest, LoggedReport};
+use loupe_engine::agent_log::{self, AgentRequest, CallInfo, LoggedReport};
 use loupe_engine::{Selection, Target};
 use serde_json::json;
 use std::io::Write as _;
@@ -38,17 +38,19 @@ fn an_agent_call_is_listed_reopened_as_the_same_prompt_and_its_knobs_saved() {
     let entry = AgentRequest {
         id: "call-1".into(),
         time_ms: 1_700_000_000_000,
-        tool: "context".into(),
-        client: Some("an agent 2.0".into()),
-        question: question.into(),
-        change: None,
-        target: None,
-        knobs: Knobs::from(knobs.clone()),
-        selection: Selection {
-            pinned: Vec::new(),
-            banned: vec![Target::File {
-                path: "docs/packing.md".into(),
-            }],
+        call: CallInfo {
+            tool: "context".into(),
+            client: Some("an agent 2.0".into()),
+            question: question.into(),
+            change: None,
+            target: None,
+            knobs: Knobs::from(knobs.clone()),
+            selection: Selection {
+                pinned: Vec::new(),
+                banned: vec![Target::File {
+                    path: "docs/packing.md".into(),
+                }],
+            },
         },
         report: LoggedReport {
             budget: 3000,
