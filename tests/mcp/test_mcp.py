@@ -660,6 +660,8 @@ def test_calls_are_recorded_for_the_app_and_knobs_saved_for_agents_apply(workspa
         (data.glob("projects/*").__next__() / "agent-knobs.json").write_text(
             json.dumps({"path_weights": [{"glob": "src/ledger.rs", "weight": 0.0}], "min_score": 7})
         )
+        status = await structured(session, "status")
+        assert status["agent_knobs"] == {"path_weights": [{"glob": "src/ledger.rs", "weight": 0.0}]}
         prompt, _ = await context(session, question=question)
         assert "invoice_total(lines" not in prompt
         assert agent_log(data)[-1]["knobs"]["path_weights"] == [{"glob": "src/ledger.rs", "weight": 0.0}]

@@ -408,7 +408,7 @@ pub struct LoupeServer {
 const CONTEXT_DOC: &str = "Assemble the code context for a question: the project's most relevant code, ranked by lexical, semantic, symbol, call-graph and commit-history evidence and shrunk to fit a token budget (a hard cap). Returns the prompt text, then a JSON report: tokens used of the budget, whether anything was truncated, how many chunks were dropped, the top included chunks (path:lines, score, level of detail) and the top dropped ones with why. Call it before working on code you have not read; pin files you know matter, ban ones that mislead, and call `explain` when something you expected is missing.";
 const SEARCH_DOC: &str = "Rank the project's code for a question without building a prompt: the best candidate chunks (path, lines, symbol, score with its breakdown by evidence) and whether each would be in the prompt `context` gives. Use it to find where something lives.";
 const EXPLAIN_DOC: &str = "Tell whether a file or symbol is in the prompt `context` gives for a question: at which rank and level of detail, or why not (dropped for the budget or a path weight, banned, not retrieved for this question, or unknown to the index), with what to do about it. Pass the same budget, model, path weights, pins and bans as the `context` call.";
-const STATUS_DOC: &str = "What is indexed: files, chunks, the index generation, and which retrieval signals are ready (lexical BM25, embedding vectors, commit history). The server re-indexes files as they change.";
+const STATUS_DOC: &str = "What is indexed: files, chunks, the index generation, and which retrieval signals are ready (lexical BM25, embedding vectors, commit history); and the knobs the user saved for agents in the Loupe app, which every call starts from. The server re-indexes files as they change.";
 const INSTRUCTIONS: &str = "Loupe finds the code that matters for a question in this project and packs it into a prompt under a token budget. Call `context` with your question (plain words; a pasted error is fine) to get that code; `explain` says why a file is or is not in it; `search` lists the ranked candidates; `status` says what is indexed.";
 
 #[tool_router]
@@ -536,7 +536,12 @@ impl LoupeServer {
         let served = self.projects.get(args.project.as_deref()).await?;
         let status = served.project.status().await?;
         let watching = served.watcher.lock().await.is_some();
-        structured(&reply::status_reply(&status, watching))
+        let (agent_knobs, _) = agent_log::load_agent_knobs(served.project.data_dir());
+        structured(&reply::status_reply(
+            &status,
+            watching,
+            agent_knobs.as_ref(),
+        ))
     }
 }
 

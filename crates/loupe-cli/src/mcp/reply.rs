@@ -193,6 +193,10 @@ pub struct StatusReply {
     pub vectors: Signal,
     /// Commit messages as evidence of which files a question is about.
     pub history: Signal,
+    /// Knobs the user saved for agents in the Loupe app: every call starts
+    /// from them (over the project's `.loupe.toml`; a call's own arguments
+    /// win). `null`: none saved.
+    pub agent_knobs: Option<serde_json::Value>,
 }
 
 /// Whether one retrieval signal is in use.
@@ -444,7 +448,11 @@ fn is_banned(answer: &Answer, target: &Named) -> bool {
 }
 
 /// The project's status with its signals spelled out.
-pub fn status_reply(s: &Status, watching: bool) -> StatusReply {
+pub fn status_reply(
+    s: &Status,
+    watching: bool,
+    agent_knobs: Option<&loupe_assemble::KnobsPatch>,
+) -> StatusReply {
     let lexical = Signal {
         ready: s.chunks > 0 && s.lexical_chunks == s.chunks,
         detail: format!("{} of {} chunks", s.lexical_chunks, s.chunks),
@@ -484,6 +492,7 @@ pub fn status_reply(s: &Status, watching: bool) -> StatusReply {
         lexical,
         vectors,
         history,
+        agent_knobs: agent_knobs.and_then(|p| serde_json::to_value(p).ok()),
     }
 }
 
