@@ -170,13 +170,7 @@ pub async fn assemble(
     // An agent's call, re-opened: its own pins, bans and change, and the
     // prompt it got to compare with.
     let agent = match agent_request {
-        Some(id) => {
-            let dir = open.project.data_dir().to_path_buf();
-            let found = tokio::task::spawn_blocking(move || agent_log::find(&dir, &id))
-                .await
-                .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))??;
-            Some(found)
-        }
+        Some(id) => Some(agent_call(&open, id).await?),
         None => None,
     };
     let (selection, change) = match &agent {
@@ -225,9 +219,7 @@ pub async fn agent_requests(
     const LISTED: usize = 200;
     let open = opened(&state, &root)?;
     let reading = Arc::clone(&open);
-    let (version, log) = tokio::task::spawn_blocking(move || reading.agent_log())
-        .await
-        .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))??;
+    let (version, log) = blocking(move || reading.agent_log()).await?;
     let version = version.to_string();
     let agent_knobs = open
         .project
@@ -262,11 +254,29 @@ pub async fn agent_request(
     id: String,
 ) -> CommandResult<AgentRequestDetailDto> {
     let open = opened(&state, &root)?;
-    let dir = open.project.data_dir().to_path_buf();
-    let found = tokio::task::spawn_blocking(move || agent_log::find(&dir, &id))
+    Ok((&agent_call(&open, id).await?).into())
+}
+
+/// Runs blocking file work off the async workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> loupe_engine::Result<T> + Send + 'static,
+) -> CommandResult<T> {
+    let done = tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))??;
-    Ok((&found).into())
+        .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))?;
+    Ok(done?)
+}
+
+/// The agent call `id`, from the project's agent log as last read (the
+/// log is re-read only when its files changed: tuning a re-opened call
+/// does not read it again on every knob move).
+async fn agent_call(open: &Arc<OpenProject>, id: String) -> CommandResult<agent_log::AgentRequest> {
+    let reading = Arc::clone(open);
+    blocking(move || {
+        let (_, log) = reading.agent_log()?;
+        log.find(&id).cloned()
+    })
+    .await
 }
 
 /// Save `knobs` as what agents' calls on this project start from (stored

@@ -295,18 +295,19 @@ pub fn read(data_dir: &Path) -> Result<AgentLog> {
     Ok(log)
 }
 
-/// The entry `id` in the log of `data_dir`.
-pub fn find(data_dir: &Path, id: &str) -> Result<AgentRequest> {
-    read(data_dir)?
-        .entries
-        .into_iter()
-        .rev()
-        .find(|e| e.id == id)
-        .ok_or_else(|| {
-            Error::Request(format!(
-                "no agent request {id:?} in the log (rotated away or cleared)"
-            ))
-        })
+impl AgentLog {
+    /// The entry `id`; a request error when the log no longer has it.
+    pub fn find(&self, id: &str) -> Result<&AgentRequest> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.id == id)
+            .ok_or_else(|| {
+                Error::Request(format!(
+                    "no agent request {id:?} in the log (rotated away or cleared)"
+                ))
+            })
+    }
 }
 
 fn agent_knobs_path(data_dir: &Path) -> PathBuf {
@@ -415,8 +416,8 @@ mod tests {
         assert_eq!(questions, ["first", "second"], "oldest first");
         assert_eq!(log.skipped, 1);
         let first = &log.entries[0];
-        assert_eq!(find(dir.path(), &first.id).unwrap(), *first);
-        let missing = find(dir.path(), "nope").unwrap_err().to_string();
+        assert_eq!(log.find(&first.id).unwrap(), first);
+        let missing = log.find("nope").unwrap_err().to_string();
         assert!(missing.contains("no agent request"), "{missing}");
     }
 
