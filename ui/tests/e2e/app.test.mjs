@@ -334,6 +334,8 @@ test("an agent's call through loupe mcp shows up in the running app and opens in
   }
   await (await byId('agent-close')).click();
   await (await byId('agent-banner')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
+  await (await byId('agent-requests-button')).click();
+  await (await byId('agent-requests')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
 });
 
 test('the Changes switch reviews the working tree: the changed code is pinned, the diff is in the prompt', async () => {
@@ -353,6 +355,7 @@ test('the Changes switch reviews the working tree: the changed code is pinned, t
   // Room for the diff (the tests above left a tiny budget).
   await setInput('budget-input', '8000', 'change');
   await (await byId('changes-toggle')).click();
+  await (await byId('changes-summary')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
   // The watcher re-indexes the file; the review follows it: the chunk that
   // now holds the new function is pinned.
   await browser.waitUntil(
