@@ -130,7 +130,20 @@ mcp-test: $(MCP_STAMP)
 	$(CARGO) test --workspace --no-run
 	LOUPE_BIN=$(abspath $(TARGET_DIR)/debug/loupe) $(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp
 
-test: deps lint unit mcp-test ui-test e2e
+## test: every step in order, each timed; the times are printed at the end
+## (and on a failure), and kept in $(TARGET_DIR)/test-times.txt.
+TEST_STEPS := deps lint unit mcp-test ui-test e2e
+test:
+	@mkdir -p $(TARGET_DIR) && : > $(TARGET_DIR)/test-times.txt
+	@for step in $(TEST_STEPS); do \
+	  start=$$(date +%s); \
+	  if ! $(MAKE) --no-print-directory $$step; then \
+	    echo "$$step FAILED after $$(( $$(date +%s) - start )) s" >> $(TARGET_DIR)/test-times.txt; \
+	    echo "make test: step times"; cat $(TARGET_DIR)/test-times.txt; exit 1; \
+	  fi; \
+	  echo "$$step $$(( $$(date +%s) - start )) s" >> $(TARGET_DIR)/test-times.txt; \
+	done; \
+	echo "make test: step times"; cat $(TARGET_DIR)/test-times.txt
 
 bench: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
