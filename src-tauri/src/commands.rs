@@ -11,14 +11,15 @@
 
 use crate::dto::{
     AgentRequestDetailDto, AgentRequestDto, AgentRequestsDto, AssemblyDto, ChunkDetailDto,
-    CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent, KnobsDto, MarkDto, ModelDto,
-    OpenedDto, PresetDto, ProjectSettingsDto, RecentDto, SelectionDto, StatusDto, TargetDto,
-    WatchEventDto,
+    CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent, KnobsDto, MapNodeDto,
+    MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto, RecentDto,
+    SelectionDto, StatusDto, TargetDto, WatchEventDto,
 };
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
 use loupe_engine::agent_log;
 use loupe_engine::ask::unix_now;
+use loupe_engine::map::Marks;
 use loupe_engine::watch::WatchEvent;
 use loupe_engine::{AskRequest, Progress};
 use std::path::{Path, PathBuf};
@@ -167,10 +168,33 @@ pub async fn assemble(
     change: Option<String>,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
+    let (answer, agent, _) = ask_as_shown(&open, question, knobs, agent_request, change).await?;
+    let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
+    dto.change = answer.change.map(Into::into);
+    dto.agent_match =
+        agent.map(|a| a.report.prompt_hash == agent_log::prompt_hash(&answer.assembly.prompt));
+    Ok(dto)
+}
+
+/// Asks what the panel shows: the question and knobs on screen, the
+/// project's pins and bans and the Changes switch, or (with
+/// `agent_request`) that agent call's own. Returns the answer, the agent
+/// call, and the knobs it was asked with.
+async fn ask_as_shown(
+    open: &Arc<OpenProject>,
+    question: String,
+    knobs: KnobsDto,
+    agent_request: Option<String>,
+    change: Option<String>,
+) -> CommandResult<(
+    loupe_engine::Answer,
+    Option<agent_log::AgentRequest>,
+    loupe_assemble::Knobs,
+)> {
     // An agent's call, re-opened: its own pins, bans and change, and the
     // prompt it got to compare with.
     let agent = match agent_request {
-        Some(id) => Some(agent_call(&open, id).await?),
+        Some(id) => Some(agent_call(open, id).await?),
         None => None,
     };
     let (selection, change) = match &agent {
@@ -199,11 +223,58 @@ pub async fn assemble(
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
-    let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
-    dto.change = answer.change.map(Into::into);
-    dto.agent_match =
-        agent.map(|a| a.report.prompt_hash == agent_log::prompt_hash(&answer.assembly.prompt));
-    Ok(dto)
+    Ok((answer, agent, request.knobs))
+}
+
+/// The token map under `view.under` (`""`: the project), `view.depth`
+/// levels deep with at most `view.per_folder` children each, marked by the
+/// assembly `assemble` gives for the same arguments (unmarked when there is
+/// nothing to ask: no question, no change, no agent call). Retrieval is the
+/// cached one, so this costs one packing and one catalog read.
+#[tauri::command]
+pub async fn token_map(
+    state: State<'_, AppState>,
+    root: String,
+    question: String,
+    knobs: KnobsDto,
+    agent_request: Option<String>,
+    change: Option<String>,
+    view: MapViewDto,
+) -> CommandResult<MapNodeDto> {
+    /// Deeper or wider maps are not drawn legibly and cost the IPC.
+    const MAX_DEPTH: u32 = 4;
+    const MAX_PER_FOLDER: u32 = 500;
+    let open = opened(&state, &root)?;
+    let asked = if question.trim().is_empty() && agent_request.is_none() && change.is_none() {
+        None
+    } else {
+        let (answer, _, knobs) =
+            ask_as_shown(&open, question, knobs, agent_request, change).await?;
+        let banned = answer.selected.banned_paths();
+        Some((answer.assembly, knobs.path_weights, banned))
+    };
+    let marks = asked
+        .as_ref()
+        .map(|(assembly, path_weights, banned)| Marks {
+            assembly,
+            path_weights,
+            banned,
+        });
+    let map = open.project.token_map(marks).await?;
+    let node = map.find(&view.under).ok_or_else(|| {
+        ErrorDto::new(
+            ErrorCode::BadRequest,
+            format!(
+                "{:?} is not an indexed folder or file of {root}",
+                view.under
+            ),
+        )
+    })?;
+    Ok(MapNodeDto::new(
+        node,
+        view.depth.clamp(1, MAX_DEPTH),
+        view.per_folder.clamp(1, MAX_PER_FOLDER) as usize,
+    ))
 }
 
 /// The agents' calls on the project (`loupe mcp` records them), newest

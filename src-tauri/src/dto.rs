@@ -16,7 +16,9 @@ use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, T
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+mod map;
 mod project;
+pub use map::*;
 pub use project::*;
 
 /// Serialized name of a core enum (its serde `snake_case` form), for labels.
@@ -959,6 +961,10 @@ mod tests {
             AgentRequestsDto::decl(&cfg),
             AgentItemDto::decl(&cfg),
             AgentRequestDetailDto::decl(&cfg),
+            MapViewDto::decl(&cfg),
+            MapStatusDto::decl(&cfg),
+            MapCountsDto::decl(&cfg),
+            MapNodeDto::decl(&cfg),
         ];
         let mut out =
             String::from("// Generated from src-tauri/src/dto.rs by `make types`. Do not edit.\n");

@@ -34,6 +34,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::models,
             commands::default_knobs,
             commands::assemble,
+            commands::token_map,
             commands::agent_requests,
             commands::agent_request,
             commands::save_agent_knobs,

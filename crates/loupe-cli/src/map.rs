@@ -4,7 +4,7 @@ use crate::commands::{index_if_new, knob_patch, open, team_knobs};
 use crate::{Cli, KnobArgs};
 use anyhow::Result;
 use loupe_engine::AskRequest;
-use loupe_engine::map::{MapNode, StatusCounts};
+use loupe_engine::map::{MapNode, Marks, StatusCounts};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -30,19 +30,28 @@ pub(crate) async fn map(
     index_if_new(&project, path).await?;
     let mut knobs = team_knobs(project.root(), knob_args.no_team_defaults);
     flags.apply(&mut knobs);
-    let (assembly, weights) = match question {
-        Some(q) => {
-            let answer = project
+    let answer = match question {
+        Some(q) => Some(
+            project
                 .ask(
                     &AskRequest::new(q, knobs.clone()),
                     &mut loupe_engine::AskCache::default(),
                 )
-                .await?;
-            (Some(answer.assembly), knobs.path_weights.clone())
-        }
-        None => (None, Vec::new()),
+                .await?,
+        ),
+        None => None,
     };
-    let tree = project.token_map(assembly.as_ref(), &weights).await?;
+    let banned = answer
+        .as_ref()
+        .map(|a| a.selected.banned_paths())
+        .unwrap_or_default();
+    let marks = answer.as_ref().map(|a| Marks {
+        assembly: &a.assembly,
+        path_weights: &knobs.path_weights,
+        banned: &banned,
+    });
+    let tree = project.token_map(marks).await?;
+    let assembly = answer.as_ref().map(|a| &a.assembly);
     if view.json {
         println!("{}", serde_json::to_string_pretty(&tree)?);
     } else {
@@ -73,6 +82,7 @@ fn counts_text(k: &StatusCounts) -> String {
         (k.degraded, "degraded"),
         (k.dropped, "dropped"),
         (k.hidden, "hidden"),
+        (k.banned, "banned"),
     ]
     .into_iter()
     .filter(|(n, _)| *n > 0)

@@ -35,6 +35,8 @@ pub enum FileStatus {
         /// The glob that hides it.
         glob: String,
     },
+    /// Retrieved, and the user banned it (or its retrieved chunks).
+    Banned,
     /// Never a candidate for this question.
     NotRetrieved,
 }
@@ -47,6 +49,7 @@ impl FileStatus {
             FileStatus::Degraded { lod } => format!("degraded (LOD {lod})"),
             FileStatus::Dropped { reason } => format!("dropped: {reason}"),
             FileStatus::Hidden { glob } => format!("hidden by the path weight {glob:?} = 0"),
+            FileStatus::Banned => "banned".into(),
             FileStatus::NotRetrieved => "not retrieved".into(),
         }
     }
@@ -63,6 +66,8 @@ pub struct StatusCounts {
     pub dropped: u32,
     /// Hidden by a path weight.
     pub hidden: u32,
+    /// Banned by the user.
+    pub banned: u32,
     /// Not retrieved.
     pub not_retrieved: u32,
 }
@@ -75,6 +80,7 @@ impl StatusCounts {
             FileStatus::Degraded { .. } => self.degraded += 1,
             FileStatus::Dropped { .. } => self.dropped += 1,
             FileStatus::Hidden { .. } => self.hidden += 1,
+            FileStatus::Banned => self.banned += 1,
             FileStatus::NotRetrieved => self.not_retrieved += 1,
         }
     }
@@ -85,6 +91,7 @@ impl StatusCounts {
         self.degraded += other.degraded;
         self.dropped += other.dropped;
         self.hidden += other.hidden;
+        self.banned += other.banned;
         self.not_retrieved += other.not_retrieved;
     }
 }
@@ -115,10 +122,41 @@ impl MapNode {
     pub fn is_file(&self) -> bool {
         self.children.is_empty() && !self.path.is_empty()
     }
+
+    /// The folder or file at the project-relative `path` under this node
+    /// (`""`: this node).
+    pub fn find(&self, path: &str) -> Option<&MapNode> {
+        let path = path.trim_matches('/');
+        if path == self.path {
+            return Some(self);
+        }
+        let inside = |child: &str| {
+            path.strip_prefix(child)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        self.children
+            .iter()
+            .find(|c| inside(&c.path))
+            .and_then(|c| c.find(path))
+    }
 }
 
-/// Each file's status in `assembly`, or hidden/not retrieved by `rules`.
-fn file_status(path: &str, items: Option<&Vec<&ItemRow>>, rules: &PathRules) -> FileStatus {
+/// Each file's status in `assembly`, or banned (`banned`: a chunk of it
+/// was retrieved and banned), or hidden/not retrieved by `rules`.
+fn file_status(
+    path: &str,
+    items: Option<&Vec<&ItemRow>>,
+    banned: bool,
+    rules: &PathRules,
+) -> FileStatus {
+    let in_prompt = items.is_some_and(|items| {
+        items
+            .iter()
+            .any(|i| matches!(i.status, ItemStatus::Included | ItemStatus::Degraded { .. }))
+    });
+    if banned && !in_prompt {
+        return FileStatus::Banned;
+    }
     let Some(items) = items.filter(|i| !i.is_empty()) else {
         return match rules.weight(path) {
             Some(rule) if rule.weight <= 0.0 => FileStatus::Hidden {
@@ -208,16 +246,26 @@ impl Folder {
     }
 }
 
-/// The map of `files` (path, tokens, chunks), marked by `assembly` when
-/// given (with `path_weights`, the knobs it was assembled with, to tell
-/// hidden files from files never retrieved).
-pub fn build(
-    root_name: &str,
-    files: &[(String, u64, u32)],
-    assembly: Option<&Assembly>,
-    path_weights: &[PathWeight],
-) -> MapNode {
-    let (rules, _) = PathRules::new(path_weights);
+/// What marks a map: an assembly, the path weights it was asked with (to
+/// tell hidden files from files never retrieved) and the paths of the
+/// retrieved chunks the user banned (they are not among its items).
+#[derive(Clone, Copy, Debug)]
+pub struct Marks<'a> {
+    /// The assembly.
+    pub assembly: &'a Assembly,
+    /// The knobs' path weights.
+    pub path_weights: &'a [PathWeight],
+    /// Paths of banned candidates.
+    pub banned: &'a [String],
+}
+
+/// The map of `files` (path, tokens, chunks), marked by `marks` when given.
+pub fn build(root_name: &str, files: &[(String, u64, u32)], marks: Option<Marks<'_>>) -> MapNode {
+    let assembly = marks.map(|m| m.assembly);
+    let (rules, _) = PathRules::new(marks.map_or(&[][..], |m| m.path_weights));
+    let banned: std::collections::BTreeSet<&str> = marks
+        .map(|m| m.banned.iter().map(String::as_str).collect())
+        .unwrap_or_default();
     let mut by_path: BTreeMap<&str, Vec<&ItemRow>> = BTreeMap::new();
     if let Some(a) = assembly {
         for item in &a.items {
@@ -238,7 +286,14 @@ pub fn build(
             tokens: *tokens,
             files: 1,
             chunks: *chunks,
-            status: assembly.map(|_| file_status(path, by_path.get(path.as_str()), &rules)),
+            status: assembly.map(|_| {
+                file_status(
+                    path,
+                    by_path.get(path.as_str()),
+                    banned.contains(path.as_str()),
+                    &rules,
+                )
+            }),
             counts: None,
             children: Vec::new(),
         });
@@ -247,13 +302,8 @@ pub fn build(
 }
 
 impl Project {
-    /// The token map of everything indexed, marked by `assembly` (asked
-    /// with `path_weights`) when given.
-    pub async fn token_map(
-        &self,
-        assembly: Option<&Assembly>,
-        path_weights: &[PathWeight],
-    ) -> Result<MapNode> {
+    /// The token map of everything indexed, marked by `marks` when given.
+    pub async fn token_map(&self, marks: Option<Marks<'_>>) -> Result<MapNode> {
         self.catch_up().await?;
         let files = self.catalog.file_tokens().await?;
         let name = self
@@ -261,6 +311,39 @@ impl Project {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| self.root.display().to_string());
-        Ok(build(&name, &files, assembly, path_weights))
+        Ok(build(&name, &files, marks))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files() -> Vec<(String, u64, u32)> {
+        [
+            ("src/a.rs", 30),
+            ("src/ab/c.rs", 20),
+            ("src/ab.rs", 5),
+            ("docs/x.md", 7),
+        ]
+        .into_iter()
+        .map(|(p, t)| (p.to_owned(), t, 1))
+        .collect()
+    }
+
+    #[test]
+    fn find_walks_to_a_folder_or_file_and_not_to_a_name_prefix() {
+        let root = build("proj", &files(), None);
+        assert_eq!(root.find("").map(|n| n.tokens), Some(62));
+        assert_eq!(root.find("src").map(|n| n.tokens), Some(55));
+        assert_eq!(root.find("src/ab/").map(|n| n.tokens), Some(20));
+        // `src/ab.rs` is not inside the folder `src/ab`.
+        assert_eq!(root.find("src/ab.rs").map(|n| n.is_file()), Some(true));
+        assert_eq!(
+            root.find("src/ab/c.rs").map(|n| n.name.as_str()),
+            Some("c.rs")
+        );
+        assert!(root.find("src/zz").is_none());
+        assert!(root.find("sr").is_none());
     }
 }

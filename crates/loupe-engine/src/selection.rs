@@ -121,6 +121,16 @@ pub struct Selected {
     pub banned_by: HashMap<ChunkId, Target>,
 }
 
+impl Selected {
+    /// The files of the banned candidates, each once, sorted.
+    pub fn banned_paths(&self) -> Vec<String> {
+        let mut paths: Vec<String> = self.banned.iter().map(|c| c.chunk.path.clone()).collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+}
+
 /// A completion of an `@` mention.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completion {

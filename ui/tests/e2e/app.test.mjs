@@ -378,6 +378,25 @@ test('the Changes switch reviews the working tree: the changed code is pinned, t
   await (await byId('changes-summary')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
 });
 
+test('the token map shows where the tokens are; a file is banned from its block and unbanned', async () => {
+  await (await byId('view-map')).click();
+  const block = (status) => browser.$(`[data-testid="map-node"][data-path="lib/ring.c"][data-status="${status}"]`);
+  await (await block('included')).waitForExist({ timeout: UI_TIMEOUT_MS });
+  assert.match(await (await byId('map-crumbs')).getText(), /tokens in \d+ files/);
+  // WebDriver clicks the block's rectangle (an SVG group has no box of its own).
+  await (await (await block('included')).$('rect')).click();
+  await (await browser.$('[data-testid="map-selected"][data-path="lib/ring.c"]')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+  await (await byId('map-ban')).click();
+  await (await block('banned')).waitForExist({ timeout: UI_TIMEOUT_MS });
+  const prompt = await browser.execute(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '');
+  assert.doesNotMatch(prompt, /@lib\/ring\.c/, 'the banned file is still in the prompt');
+  await screenshot('app-token-map.png');
+  await (await browser.$('button[aria-label="Unban lib/ring.c"]')).click();
+  await (await block('included')).waitForExist({ timeout: UI_TIMEOUT_MS });
+  await (await byId('view-table')).click();
+  await (await byId('chunk-table')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+});
+
 test('dropping a folder on the window opens it (a real X drag and drop)', async () => {
   const dropped = join(work, 'dropped-project');
   cpSync(FIXTURE, dropped, { recursive: true });

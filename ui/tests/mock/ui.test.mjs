@@ -239,6 +239,71 @@ test('changing a path weight re-assembles; weight 0 hides the rows', async () =>
   await p.close();
 });
 
+test('the token map shows sizes, then what the question put in; it zooms, pins and hides from a block', async () => {
+  const p = await page();
+  await p.getByTestId('view-map').click();
+  // Before a question: sizes only.
+  const src = p.locator('[data-testid="map-node"][data-path="src"]');
+  await src.waitFor();
+  assert.equal(await src.getAttribute('data-status'), 'none');
+  assert.match(await p.getByTestId('token-map').textContent(), /Sizes only/);
+  const calls = () => p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'token_map'));
+  assert.deepEqual((await calls()).at(-1).args.view, { under: '', depth: 2, per_folder: 40 });
+
+  await type(p, 'how does packing work?');
+  const pack = p.locator('[data-testid="map-node"][data-path="src/pack.rs"]');
+  await p.locator('[data-testid="map-node"][data-path="src/pack.rs"][data-status="included"]').waitFor();
+  assert.match(await pack.locator('title').textContent(), /src\/pack\.rs · 300 tokens · included/);
+  await p.getByTestId('map-legend').waitFor();
+  assert.equal((await calls()).at(-1).args.question, 'how does packing work?');
+
+  // A file: pin it or ban it from the map; the map follows.
+  await pack.click();
+  assert.equal(await p.getByTestId('map-selected').getAttribute('data-path'), 'src/pack.rs');
+  await p.getByTestId('map-ban').click();
+  await p.locator('[data-testid="map-node"][data-path="src/pack.rs"][data-status="banned"]').waitFor();
+  assert.deepEqual(await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'mark').at(-1).args.target), {
+    kind: 'file',
+    path: 'src/pack.rs',
+  });
+
+  // A folder: weight 0 on tests/** hides it everywhere; the knob shows the rule.
+  // A folder is picked by its header strip (its children cover the rest).
+  const header = { position: { x: 6, y: 6 } };
+  await p.locator('[data-testid="map-node"][data-path="tests"]').click(header);
+  await p.getByTestId('map-weight-0').click();
+  await p.locator('[data-testid="map-node"][data-path="tests/pack_test.rs"][data-status="hidden"]').waitFor();
+  assert.equal(await p.getByTestId('weight-glob-0').inputValue(), 'tests/**');
+  await p.getByTestId('map-weight-clear').click();
+  await p.locator('[data-testid="map-node"][data-path="tests/pack_test.rs"][data-status="hidden"]').waitFor({ state: 'detached' });
+
+  // Zoom into a folder and back out by the breadcrumbs.
+  await p.locator('[data-testid="map-node"][data-path="docs"]').dblclick(header);
+  await p.locator('[data-testid="map-crumb"][data-path="docs"]').waitFor();
+  assert.equal((await calls()).at(-1).args.view.under, 'docs');
+  assert.equal(await p.locator('[data-testid="map-node"][data-path="src/pack.rs"]').count(), 0);
+  await p.locator('[data-testid="map-crumb"][data-path=""]').click();
+  await pack.waitFor();
+
+  // Back to the table.
+  await p.getByTestId('view-table').click();
+  await p.getByTestId('chunk-table').waitFor();
+  await p.close();
+});
+
+test('the token map of 2,000 files folds what it cannot draw and keeps every token', async () => {
+  const p = await page('/mock/many');
+  await p.getByTestId('view-map').click();
+  await p.locator('[data-testid="map-node"][data-path="src"][data-more="false"]').waitFor();
+  // 200 folders under src/: 40 drawn, the rest one block whose size is theirs.
+  const more = p.locator('[data-testid="map-node"][data-more="true"][data-path="src"]');
+  assert.match(await more.locator('title').textContent(), /^160 more in src/);
+  assert.ok((await p.locator('[data-testid="map-node"]').count()) < 500);
+  await more.click();
+  await p.locator('[data-testid="map-crumb"][data-path="src"]').waitFor();
+  await p.close();
+});
+
 test('a lower budget drops more and reports truncation; copy confirms', async () => {
   const p = await page();
   await ask(p);

@@ -24,6 +24,9 @@ import {
   type Backend,
   type CompletionDto,
   type KnobsDto,
+  type MapNodeDto,
+  type MapStatusDto,
+  type MapViewDto,
   type PresetDto,
   type RecentDto,
   type RowDto,
@@ -184,6 +187,67 @@ function globToRegExp(glob: string): RegExp {
     else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }
   return new RegExp(`^${re}$`);
+}
+
+// The token map from the mock's candidates: a file's status is the best
+// its rows got (the real rules are the engine's `map.rs`; this only has
+// to give the map component every status to draw).
+const MAP_ORDER: MapStatusDto[] = ['included', 'degraded', 'banned', 'dropped', 'hidden', 'not_retrieved'];
+function mapOf(cands: Candidate[], rows: RowDto[] | null): MapNodeDto {
+  const node = (name: string, path: string, file: boolean): MapNodeDto => ({
+    name, path, file, tokens: 0, files: 0, status: null, why: null, counts: null, children: [], folded: 0, folded_tokens: 0,
+  });
+  const root = node('project', '', false);
+  for (const c of cands) {
+    const parts = c.path.split('/');
+    let dir = root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const path = parts.slice(0, i + 1).join('/');
+      let next = dir.children.find((d) => d.path === path);
+      if (!next) dir.children.push((next = node(parts[i] ?? path, path, false)));
+      dir = next;
+    }
+    const f = node(parts[parts.length - 1] ?? c.path, c.path, true);
+    f.tokens = c.tokens;
+    f.files = 1;
+    if (rows) {
+      const statuses = rows.filter((r) => r.path === c.path).map((r): MapStatusDto => r.status);
+      f.status = MAP_ORDER.find((s) => statuses.includes(s)) ?? 'not_retrieved';
+      f.why = f.status.replace('_', ' ');
+    }
+    dir.children.push(f);
+  }
+  const total = (n: MapNodeDto) => {
+    if (n.file) return;
+    n.children.forEach(total);
+    n.children.sort((a, b) => b.tokens - a.tokens || a.name.localeCompare(b.name));
+    n.tokens = n.children.reduce((t, c) => t + c.tokens, 0);
+    n.files = n.children.reduce((t, c) => t + c.files, 0);
+    if (rows) {
+      n.counts = { included: 0, degraded: 0, dropped: 0, hidden: 0, banned: 0, not_retrieved: 0 };
+      for (const c of n.children) {
+        if (c.counts) for (const k of MAP_ORDER) n.counts[k] += c.counts[k];
+        else if (c.status) n.counts[c.status] += 1;
+      }
+    }
+  };
+  total(root);
+  return root;
+}
+function findNode(n: MapNodeDto, path: string): MapNodeDto | null {
+  if (n.path === path) return n;
+  const inside = n.children.find((c) => path === c.path || path.startsWith(`${c.path}/`));
+  return inside ? findNode(inside, path) : null;
+}
+function cut(n: MapNodeDto, view: MapViewDto, depth = view.depth): MapNodeDto {
+  const sent = depth > 0 ? n.children.slice(0, view.per_folder) : [];
+  const rest = n.children.slice(sent.length);
+  return {
+    ...n,
+    children: sent.map((c) => cut(c, view, depth - 1)),
+    folded: rest.length,
+    folded_tokens: rest.reduce((t, c) => t + c.tokens, 0),
+  };
 }
 
 function mockAssemble(root: string, question: string, knobs: KnobsDto): AssemblyDto {
@@ -439,6 +503,15 @@ export const mockBackend: Backend = {
       result.agent_match = call.prompt === result.prompt;
     }
     return result;
+  },
+  async tokenMap(root, question, knobs, agentRequest, change, view) {
+    log('token_map', { root, question, knobs, agentRequest, change, view });
+    if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
+    const asked = question.trim() !== '' || change !== null || agentRequest !== null;
+    const rows = asked ? (await mockBackend.assemble(root, question, knobs, agentRequest, change)).rows : [];
+    const node = findNode(mapOf(candidatesFor(root), asked ? rows : null), view.under);
+    if (!node) throw new BackendError('bad_request', `"${view.under}" is not an indexed folder or file of ${root}`);
+    return cut(node, view);
   },
   async agentRequests(root, known) {
     log('agent_requests', { root, known });

@@ -28,6 +28,8 @@ export const tauriBackend: Backend = {
   defaultKnobs: () => call('default_knobs'),
   assemble: (root, question, knobs, agentRequest, change) =>
     call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null }),
+  tokenMap: (root, question, knobs, agentRequest, change, view) =>
+    call('token_map', { root, question, knobs, agentRequest, change, view }),
   agentRequests: (root, known) => call('agent_requests', { root, known }),
   agentRequest: (root, id) => call('agent_request', { root, id }),
   saveAgentKnobs: (root, knobs) => call('save_agent_knobs', { root, knobs }),

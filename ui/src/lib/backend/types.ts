@@ -12,6 +12,8 @@ import type {
   ErrorDto,
   IndexEvent,
   KnobsDto,
+  MapNodeDto,
+  MapViewDto,
   MarkDto,
   ModelDto,
   OpenedDto,
@@ -65,6 +67,15 @@ export interface Backend {
    * `agentRequest`, as that agent call was (its pins, bans and change),
    * saying whether the prompt is the one the agent got. */
   assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null, change?: string | null): Promise<AssemblyDto>;
+  /** The token map under `view.under`, marked by the assembly `assemble` gives for the same arguments (unmarked with nothing to ask). */
+  tokenMap(
+    root: string,
+    question: string,
+    knobs: KnobsDto,
+    agentRequest: string | null,
+    change: string | null,
+    view: MapViewDto,
+  ): Promise<MapNodeDto>;
   /** The agents' calls on the project (`loupe mcp`), newest first; nothing is re-sent while `known` is the current version. */
   agentRequests(root: string, known: string | null): Promise<AgentRequestsDto>;
   /** One agent call, to re-open in the inspector. */

@@ -781,6 +781,96 @@ items: Array<AgentItemDto>,
  */
 items_total: number, };
 
+export type MapViewDto = { 
+/**
+ * The folder (or file) shown, project-relative; `""` for the project.
+ */
+under: string, 
+/**
+ * Levels of children sent (1–4).
+ */
+depth: number, 
+/**
+ * Children sent per folder, the largest (1–500); the rest are folded.
+ */
+per_folder: number, };
+
+export type MapStatusDto = "included" | "degraded" | "dropped" | "hidden" | "banned" | "not_retrieved";
+
+export type MapCountsDto = { 
+/**
+ * In the prompt at their default detail.
+ */
+included: number, 
+/**
+ * In the prompt, coarser.
+ */
+degraded: number, 
+/**
+ * Retrieved, not in the prompt.
+ */
+dropped: number, 
+/**
+ * Hidden by a path weight.
+ */
+hidden: number, 
+/**
+ * Banned by the user.
+ */
+banned: number, 
+/**
+ * Not retrieved.
+ */
+not_retrieved: number, };
+
+export type MapNodeDto = { 
+/**
+ * The last path component (the project's folder name at the root).
+ */
+name: string, 
+/**
+ * Project-relative path, `/`-separated; empty at the root.
+ */
+path: string, 
+/**
+ * A file (else a folder).
+ */
+file: boolean, 
+/**
+ * Indexed tokens under it (o200k_base, what it would cost in full).
+ */
+tokens: number, 
+/**
+ * Indexed files under it.
+ */
+files: number, 
+/**
+ * A file's status for the current question (`null` with no question).
+ */
+status: MapStatusDto | null, 
+/**
+ * Why a file is out or coarser, in words ("dropped: beyond k",
+ * "hidden by the path weight \"tests/**\" = 0", "degraded (LOD 2)").
+ */
+why: string | null, 
+/**
+ * Files per status under a folder (`null` with no question).
+ */
+counts: MapCountsDto | null, 
+/**
+ * Folders and files in it, most tokens first; empty below the depth
+ * asked for.
+ */
+children: Array<MapNodeDto>, 
+/**
+ * Children not sent (past the depth, or past the per-folder cap).
+ */
+folded: number, 
+/**
+ * Their tokens.
+ */
+folded_tokens: number, };
+
 /** Each knob's range, from the core's `knobs::limits`. */
 export const KNOB_LIMITS = {
   path_weight: { min: 0, max: 2 },
