@@ -628,6 +628,9 @@ pub struct RowDto {
     pub end_line: u32,
     /// The symbol the chunk defines, if any.
     pub symbol: Option<String>,
+    /// The index's language name (`rust`, `python`, `tsx`, `markdown`,
+    /// `text`, …): what the UI highlights its code as.
+    pub language: String,
     /// Prompt section.
     pub section: String,
     /// Final score and its factors.
@@ -796,6 +799,7 @@ impl AssemblyDto {
             start_line: c.chunk.start_line,
             end_line: c.chunk.end_line,
             symbol: c.chunk.symbol.clone(),
+            language: c.chunk.language.clone(),
             section: String::new(),
             score: ScoreDto::unscored(),
             lod: None,
@@ -850,6 +854,9 @@ impl AssemblyDto {
                     start_line: item.start_line,
                     end_line: item.end_line,
                     symbol: candidates.get(i).and_then(|c| c.chunk.symbol.clone()),
+                    language: candidates
+                        .get(i)
+                        .map_or_else(|| "text".to_owned(), |c| c.chunk.language.clone()),
                     section: serde_name(&item.section),
                     score: (&item.score).into(),
                     lod: item.lod,

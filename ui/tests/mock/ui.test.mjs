@@ -373,6 +373,30 @@ test('banning a row takes it out of the prompt and lists it as banned', async ()
   await p.close();
 });
 
+test('the prompt and the row detail are highlighted in their languages, and the text stays the prompt', async () => {
+  const p = await page();
+  await ask(p);
+  const preview = p.getByTestId('prompt-preview');
+  await p.locator('[data-testid="prompt-preview"][data-highlighted="true"]').waitFor();
+  // The Rust documents' keywords and the XML wrapper's tags are coloured.
+  assert.ok((await preview.locator('.hljs-keyword', { hasText: 'pub' }).count()) > 0, 'no Rust keyword coloured');
+  assert.ok((await preview.locator('.hljs-tag').count()) > 0, 'no XML tag coloured');
+  // The Markdown document is not read as Rust.
+  assert.equal(await preview.locator('.hljs-section', { hasText: '# docs/packing.md' }).count(), 1);
+  // What is shown is exactly what is copied.
+  await p.getByTestId('copy-button').click();
+  await p.getByTestId('copy-confirm').waitFor();
+  const copied = await p.evaluate(() => window.__loupeMock.copied.at(-1));
+  assert.equal(await preview.textContent(), copied);
+
+  // The source view: whole-file highlighting cut into lines (each line a comment here).
+  await row(p, 'src/render.rs').click();
+  await p.getByTestId('detail-source').waitFor();
+  assert.equal(await p.locator('[data-testid="detail-source"] .line .hljs-comment').count(), 120);
+  assert.match(await p.getByTestId('detail-source').innerText(), /src\/render\.rs line 120/);
+  await p.close();
+});
+
 test('clicking a row shows it as in the prompt next to its source; pin the file from there', async () => {
   const p = await page();
   await ask(p);

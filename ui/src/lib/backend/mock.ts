@@ -250,6 +250,17 @@ function cut(n: MapNodeDto, view: MapViewDto, depth = view.depth): MapNodeDto {
   };
 }
 
+// The index's language names by extension, as far as the mock's files go.
+function languageOf(path: string): string {
+  return path.endsWith('.rs') ? 'rust' : path.endsWith('.md') ? 'markdown' : 'text';
+}
+/** A document's body in the mock prompt: a line of code in its language. */
+function codeOf(r: RowDto): string {
+  if (r.language === 'rust') return `pub fn ${r.symbol ?? 'item'}(items: &[u32]) -> usize { /* … */ 0 }\n`;
+  if (r.language === 'markdown') return `# ${r.path}\n`;
+  return `${r.path}\n`;
+}
+
 function mockAssemble(root: string, question: string, knobs: KnobsDto): AssemblyDto {
   const rules = knobs.path_weights
     .filter((w) => w.glob.trim() !== '')
@@ -307,6 +318,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
       start_line: startLine(s.i),
       end_line: startLine(s.i) + 8,
       symbol: s.c.symbol,
+      language: languageOf(s.c.path),
       section: s.c.path.startsWith('docs/') ? 'retrieved_docs' : 'retrieved_code',
       score: {
         score: s.score,
@@ -339,6 +351,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
       start_line: startLine(b.i),
       end_line: startLine(b.i) + 8,
       symbol: b.c.symbol,
+      language: languageOf(b.c.path),
       section: '',
       score: { score: 0, lexical: 0, vector: 0, symbol: 0, graph: 0, path_terms: 0, file: 0, history: 0, primer: 0, recency: 0, multiplier: 0, path_weight: 0, path_rule: null, pinned: false },
       lod: null,
@@ -354,7 +367,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
   const prompt = [
     '<instructions>Answer using the code below.</instructions>',
     '<documents>',
-    ...included.slice(0, 200).map((r) => `<document${source(r)}>…</document>`),
+    ...included.slice(0, 200).map((r) => `<document${source(r)}>\n${codeOf(r)}</document>`),
     '</documents>',
     root.endsWith('/secret') ? `<document>key = ${secret}</document>` : '',
     `<question>${question}</question>`,

@@ -366,6 +366,11 @@ end_line: number,
  */
 symbol: string | null, 
 /**
+ * The index's language name (`rust`, `python`, `tsx`, `markdown`,
+ * `text`, …): what the UI highlights its code as.
+ */
+language: string, 
+/**
  * Prompt section.
  */
 section: string, 
