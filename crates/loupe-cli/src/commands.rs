@@ -492,6 +492,10 @@ fn print_items(a: &loupe_assemble::Assembly) {
         r.used, r.unit, r.usable, r.budget, r.answer_reserve, r.was_truncated, r.dropped_count
     );
     eprintln!(
+        "{}",
+        loupe_assemble::report::Verdict::of(&a.items, r).describe(&r.unit)
+    );
+    eprintln!(
         "{:>3}  {:<50} {:>6} {:>3} {:>6}  status",
         "#", "chunk", "score", "lod", "size"
     );

@@ -38,6 +38,9 @@ pub struct ContextReport {
     pub used: u32,
     /// Whether anything was shrunk, dropped for room, or trimmed.
     pub truncated: bool,
+    /// The assembly in one sentence: fits or truncated, how many chunks are
+    /// in (how many shrunk) and how many are out, counted by reason.
+    pub verdict: String,
     /// Chunks retrieved for the question (plus pins).
     pub candidates: usize,
     /// Chunks in the prompt.
@@ -289,6 +292,7 @@ pub fn context_report(answer: &Answer) -> ContextReport {
         budget: r.budget,
         used: r.used,
         truncated: r.was_truncated,
+        verdict: loupe_assemble::report::Verdict::of(&a.items, r).describe(&r.unit),
         candidates: a.items.len(),
         included: inside.len(),
         dropped: r.dropped_count,

@@ -327,4 +327,11 @@ fn query_report_states_statuses_in_words() {
     );
     assert!(report.contains("dropped: "), "{report}");
     assert!(!report.contains("{\"status\""), "{report}");
+    // One verdict line, its counts by reason adding up to the drops.
+    let verdict = report
+        .lines()
+        .find(|l| l.starts_with("Truncated: ") || l.starts_with("Fits: "))
+        .unwrap_or_else(|| panic!("no verdict line: {report}"));
+    assert!(verdict.contains(" in the prompt"), "{verdict}");
+    assert!(verdict.contains(" left out: "), "{verdict}");
 }
