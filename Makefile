@@ -10,6 +10,7 @@
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
 #   make bench-peers  Loupe vs Repomix, code2prompt, yek on that corpus (installs them; not part of test)
+#   make bench-ui  syntax highlighting of a ~50k-token prompt in chromium (not part of test)
 #   make train    mine -> features -> train the ranking model from git mirrors (TRAINING.md; not part of test)
 #
 # Everything installs from Debian's packages, crates.io and npm only.
@@ -34,7 +35,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers fmt clippy mcp-test fuzz
+.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -148,6 +149,10 @@ test:
 bench: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
 	scripts/bench-index.sh
+
+## bench-ui: the prompt preview's highlighting on a ~50k-token prompt (mock build, Debian's chromium).
+bench-ui: deps ui-deps
+	cd ui && npm run build:mock && node bench/highlight.mjs
 
 ## bench-peers: Loupe side by side with Repomix, code2prompt and yek (BENCHMARKS.md).
 ## Installs the pinned peers under target/peers/ from npm and crates.io.

@@ -11,14 +11,15 @@
 
 use crate::dto::{
     AgentRequestDetailDto, AgentRequestDto, AgentRequestsDto, AssemblyDto, ChunkDetailDto,
-    CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, IndexEvent, KnobsDto, MapNodeDto,
-    MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto, RecentDto,
+    CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, GoldenRunDto, IndexEvent, KnobsDto,
+    MapNodeDto, MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto, RecentDto,
     SelectionDto, StatusDto, TargetDto, WatchEventDto,
 };
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
 use loupe_engine::agent_log;
 use loupe_engine::ask::unix_now;
+use loupe_engine::golden;
 use loupe_engine::map::Marks;
 use loupe_engine::watch::WatchEvent;
 use loupe_engine::{AskRequest, Progress};
@@ -275,6 +276,38 @@ pub async fn token_map(
         view.depth.clamp(1, MAX_DEPTH),
         view.per_folder.clamp(1, MAX_PER_FOLDER) as usize,
     ))
+}
+
+/// The project's golden questions (`.loupe/golden.toml`) run under the
+/// knobs on screen (less the question type and intent, which belong to
+/// one question; each golden question's own overrides apply), so a user
+/// sees at once what a weight change broke. Each question's retrieval is
+/// cached, so a knob change re-runs only the assemblies. No file: an
+/// empty run that says so; a file that does not parse: its line and why.
+#[tauri::command]
+pub async fn golden_run(
+    state: State<'_, AppState>,
+    root: String,
+    mut knobs: KnobsDto,
+) -> CommandResult<GoldenRunDto> {
+    let open = opened(&state, &root)?;
+    let path = open.project.root().join(golden::GOLDEN_FILE);
+    if !path.exists() {
+        return Ok(GoldenRunDto::absent(golden::GOLDEN_FILE));
+    }
+    let file = tokio::task::spawn_blocking(move || golden::load(&path))
+        .await
+        .map_err(|e| ErrorDto::new(ErrorCode::Engine, e.to_string()))?
+        .map_err(|e| {
+            ErrorDto::new(
+                ErrorCode::BadRequest,
+                format!("{}: {e}", golden::GOLDEN_FILE),
+            )
+        })?;
+    knobs.question_type = None;
+    knobs.intent = None;
+    let report = open.golden(&file, &knobs.into()).await?;
+    Ok(GoldenRunDto::new(golden::GOLDEN_FILE, &report))
 }
 
 /// The agents' calls on the project (`loupe mcp` records them), newest

@@ -16,8 +16,10 @@ use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, T
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+mod golden;
 mod map;
 mod project;
+pub use golden::*;
 pub use map::*;
 pub use project::*;
 
@@ -680,8 +682,17 @@ pub struct ReportDto {
     pub dropped_count: u32,
     /// Size the over-budget drops would need at their smallest.
     pub dropped_size: u32,
-    /// Per-section sizes.
+    /// Per-section sizes, each section measured alone.
     pub sections: Vec<SectionDto>,
+    /// `used` less the sections' sum: the wrapping between pieces and the
+    /// tokens pieces share or save where they join (negative when the whole
+    /// prompt tokenizes into fewer tokens than its parts alone). With it
+    /// the sections add up to `used`.
+    #[cfg_attr(test, ts(type = "number"))]
+    pub joins: i64,
+    /// The assembly in one sentence: fits or truncated, items in (coarser),
+    /// items left out counted by reason.
+    pub verdict: String,
     /// The detected question type.
     pub question_type: String,
     /// The detected intent.
@@ -694,8 +705,20 @@ pub struct ReportDto {
     pub redactions: u32,
 }
 
-impl From<&loupe_assemble::Report> for ReportDto {
-    fn from(r: &loupe_assemble::Report) -> Self {
+impl ReportDto {
+    /// The report of `assembly`, with its verdict.
+    fn new(assembly: &Assembly) -> Self {
+        let r = &assembly.report;
+        let sections: Vec<SectionDto> = r
+            .sections
+            .iter()
+            .filter(|s| s.section != loupe_assemble::report::Section::Overhead)
+            .map(|s| SectionDto {
+                section: serde_name(&s.section),
+                size: s.size,
+            })
+            .collect();
+        let parts: i64 = sections.iter().map(|s| i64::from(s.size)).sum();
         Self {
             model: r.model.clone(),
             unit: r.unit.clone(),
@@ -706,14 +729,9 @@ impl From<&loupe_assemble::Report> for ReportDto {
             was_truncated: r.was_truncated,
             dropped_count: r.dropped_count,
             dropped_size: r.dropped_size,
-            sections: r
-                .sections
-                .iter()
-                .map(|s| SectionDto {
-                    section: serde_name(&s.section),
-                    size: s.size,
-                })
-                .collect(),
+            joins: i64::from(r.used) - parts,
+            sections,
+            verdict: loupe_assemble::report::Verdict::of(&assembly.items, r).describe(&r.unit),
             question_type: serde_name(&r.classification.question_type),
             intent: serde_name(&r.classification.intent),
             categories: r
@@ -874,7 +892,7 @@ impl AssemblyDto {
         }
         Self {
             rows,
-            report: (&assembly.report).into(),
+            report: ReportDto::new(assembly),
             prompt: assembly.prompt.clone(),
             stale: Vec::new(),
             agent_match: None,
@@ -969,6 +987,9 @@ mod tests {
             AgentItemDto::decl(&cfg),
             AgentRequestDetailDto::decl(&cfg),
             MapViewDto::decl(&cfg),
+            GoldenItemDto::decl(&cfg),
+            GoldenQuestionDto::decl(&cfg),
+            GoldenRunDto::decl(&cfg),
             MapStatusDto::decl(&cfg),
             MapCountsDto::decl(&cfg),
             MapNodeDto::decl(&cfg),

@@ -35,6 +35,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::default_knobs,
             commands::assemble,
             commands::token_map,
+            commands::golden_run,
             commands::agent_requests,
             commands::agent_request,
             commands::save_agent_knobs,

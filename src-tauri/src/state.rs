@@ -10,6 +10,7 @@
 
 use crate::prefs::{self, Mark, PrefsError, ProjectPrefs};
 use loupe_engine::agent_log::{self, AgentLog};
+use loupe_engine::golden::{GoldenCache, GoldenFile, GoldenReport};
 use loupe_engine::watch::WatchHandle;
 use loupe_engine::{
     Answer, AskCache, AskRequest, CancelToken, Project, ProjectConfig, Selection, Target,
@@ -33,6 +34,8 @@ pub struct OpenProject {
     /// The agent log as last read, with its fingerprint: re-read only when
     /// its files change.
     agent_log: Mutex<Option<(u64, Arc<AgentLog>)>>,
+    /// The golden questions' retrievals, kept between runs.
+    golden: tokio::sync::Mutex<GoldenCache>,
 }
 
 /// Lock `m`, recovering from a panic elsewhere (the data is a cache or a
@@ -171,6 +174,17 @@ impl OpenProject {
         let mut cache = self.asked.lock().await;
         self.project.ask(request, &mut cache).await
     }
+
+    /// The golden questions of `golden` under `base` knobs, each with its
+    /// retrieval cached between runs.
+    pub async fn golden(
+        &self,
+        golden: &GoldenFile,
+        base: &loupe_assemble::Knobs,
+    ) -> loupe_engine::Result<GoldenReport> {
+        let mut cache = self.golden.lock().await;
+        loupe_engine::golden::check_cached(&self.project, golden, base, &mut cache).await
+    }
 }
 
 /// Everything the commands share.
@@ -206,6 +220,7 @@ impl AppState {
             project: Arc::new(project),
             indexing: Mutex::new(None),
             asked: tokio::sync::Mutex::new(AskCache::default()),
+            golden: tokio::sync::Mutex::new(GoldenCache::default()),
             prefs: Mutex::new(stored),
             watcher: tokio::sync::Mutex::new(None),
             agent_log: Mutex::new(None),

@@ -431,12 +431,36 @@ fn outcome_of(order: &[usize], items: &[ItemRow], is_it: impl Fn(&ItemRow) -> bo
 /// ended up. A question that cannot be assembled as asked (an `@path` that
 /// names no file) is reported with its error; other failures stop the run.
 pub async fn check(project: &Project, golden: &GoldenFile, base: &Knobs) -> Result<GoldenReport> {
+    check_cached(project, golden, base, &mut GoldenCache::default()).await
+}
+
+/// Each golden question's retrieval, kept between runs: the app re-runs
+/// the golden questions on every knob change, and a knob change does not
+/// re-retrieve (the [`AskCache`](crate::AskCache) invariant), so a re-run
+/// is one pure assembly per question.
+#[derive(Debug, Default)]
+pub struct GoldenCache {
+    by_question: std::collections::HashMap<String, crate::AskCache>,
+}
+
+/// [`check`] with `cache` keeping each question's retrieval; questions no
+/// longer in `golden` are forgotten.
+pub async fn check_cached(
+    project: &Project,
+    golden: &GoldenFile,
+    base: &Knobs,
+    cache: &mut GoldenCache,
+) -> Result<GoldenReport> {
+    cache
+        .by_question
+        .retain(|ask, _| golden.questions.iter().any(|q| &q.ask == ask));
     let mut questions = Vec::with_capacity(golden.questions.len());
     for q in &golden.questions {
         let knobs = q.overrides.applied(base);
         let model = knobs.model.clone();
         let request = crate::AskRequest::new(q.ask.clone(), knobs);
-        let answer = project.ask(&request, &mut crate::AskCache::default()).await;
+        let ask_cache = cache.by_question.entry(q.ask.clone()).or_default();
+        let answer = project.ask(&request, ask_cache).await;
         let report = match answer.map(|a| a.assembly) {
             Ok(assembly) => {
                 let paths = Arc::clone(&project.paths.read().unwrap_or_else(|e| e.into_inner()));

@@ -14,6 +14,7 @@
 mod agents;
 mod changes;
 mod detail;
+mod golden;
 mod map;
 mod pins;
 mod settings;

@@ -184,10 +184,11 @@ test('open a project, ask, hide a folder with weight 0, lower the budget', async
   // Remove the rule, then lower the budget: more is dropped and the report says so.
   await (await byId('weight-remove-0')).click();
   await browser.waitUntil(async () => (await rowPaths()).some((p) => p.startsWith('lib/')), { timeout: UI_TIMEOUT_MS });
-  const droppedBefore = Number(await (await byId('dropped-count')).getText());
+  const droppedBefore = Number(await (await byId('truncation')).getAttribute('data-dropped'));
   await setInput('budget-input', '150', 'change');
   await (await browser.$('[data-testid="truncation"][data-truncated="true"]')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
-  const droppedAfter = Number(await (await byId('dropped-count')).getText());
+  const droppedAfter = Number(await (await byId('truncation')).getAttribute('data-dropped'));
+  assert.match(await (await byId('verdict')).getText(), /^Truncated: \d+ in the prompt.*; \d+ left out: \d+ over budget/);
   assert.ok(droppedAfter > droppedBefore, `dropped ${droppedBefore} → ${droppedAfter}`);
   await screenshot('app-truncated.png');
 

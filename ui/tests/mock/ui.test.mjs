@@ -304,6 +304,34 @@ test('the token map of 2,000 files folds what it cannot draw and keeps every tok
   await p.close();
 });
 
+test('golden questions run in the app, re-run on a knob change, and show what a weight broke', async () => {
+  const p = await page('/mock/small');
+  await p.getByTestId('golden-button').click();
+  await p.getByTestId('golden-absent').waitFor();
+  await p.close();
+
+  const g = await page('/mock/golden');
+  await g.getByTestId('golden-button').click();
+  const summary = g.getByTestId('golden-summary');
+  await g.locator('[data-testid="golden-summary"][data-found="2"][data-expected="2"]').waitFor();
+  assert.match(await g.getByTestId('golden-button').innerText(), /golden 2\/2/);
+  // Hide tests/**: the second question fails and says why, and the button turns red.
+  await g.getByTestId('weight-add').click();
+  await g.getByTestId('weight-glob-0').fill('tests/**');
+  await g.getByTestId('weight-value-0').fill('0');
+  await g.locator('[data-testid="golden-summary"][data-found="1"]').waitFor();
+  const failed = g.locator('[data-testid="golden-question"][data-passed="false"]');
+  assert.match(await failed.innerText(), /where are the tests\?/);
+  assert.match(await failed.locator('[data-testid="golden-item"]').innerText(), /tests\/pack_test\.rs.*dropped: hidden by path weight tests\/\*\*/s);
+  assert.match(await summary.innerText(), /1 of 2 expected items/);
+  const runs = await g.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'golden_run'));
+  assert.deepEqual(runs.at(-1).args.knobs.path_weights, [{ glob: 'tests/**', weight: 0 }]);
+  // "Ask" puts the question in the main panel.
+  await failed.getByTestId('golden-ask').click();
+  assert.equal(await g.getByTestId('question-input').inputValue(), 'where are the tests?');
+  await g.close();
+});
+
 test('a lower budget drops more and reports truncation; copy confirms', async () => {
   const p = await page();
   await ask(p);
@@ -312,7 +340,8 @@ test('a lower budget drops more and reports truncation; copy confirms', async ()
   await p.getByTestId('budget-input').fill('900');
   await p.getByTestId('budget-input').press('Enter');
   await p.locator('[data-testid="truncation"][data-truncated="true"]').waitFor();
-  assert.ok(Number(await p.getByTestId('dropped-count').innerText()) > 0);
+  assert.ok(Number(await p.getByTestId('truncation').getAttribute('data-dropped')) > 0);
+  assert.match(await p.getByTestId('verdict').innerText(), /^Truncated: \d+ in the prompt; \d+ left out: \d+ over budget\./);
   // The budget bar is stacked by section; the answer reserve is listed apart.
   assert.equal(await p.getByTestId('budget-segment').count(), 3);
   assert.match(await p.getByTestId('answer-reserve-note').innerText(), /4096/);

@@ -140,6 +140,15 @@ interface Candidate {
 
 function candidatesFor(root: string): Candidate[] {
   if (root.endsWith('/empty')) return [];
+  if (root.endsWith('/big')) {
+    // The highlighting benchmark's project: 400 Rust chunks of ~180 tokens.
+    return Array.from({ length: 400 }, (_, i) => ({
+      path: `src/part_${Math.floor(i / 20)}/unit_${i}.rs`,
+      symbol: `handle_${i}`,
+      relevance: 1 - i / 400,
+      tokens: 180,
+    }));
+  }
   if (root.endsWith('/many')) {
     return Array.from({ length: 2000 }, (_, i) => ({
       path: `src/module_${Math.floor(i / 10)}/file_${i}.rs`,
@@ -250,12 +259,46 @@ function cut(n: MapNodeDto, view: MapViewDto, depth = view.depth): MapNodeDto {
   };
 }
 
+/** The engine's verdict sentence (`report::Verdict::describe`) for the mock's rows. */
+function verdictOf(rows: RowDto[], droppedSize: number, unit: string): string {
+  const inside = rows.filter((r) => r.status === 'included' || r.status === 'degraded').length;
+  const kinds = new Map<string, number>();
+  for (const r of rows.filter((x) => x.status === 'dropped' || x.status === 'hidden')) {
+    const kind = r.status === 'hidden' ? 'hidden by a path weight' : (r.reason ?? '').startsWith('over budget') ? 'over budget' : (r.reason ?? '');
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const out = [...kinds].sort((a, b) => b[1] - a[1]);
+  const total = out.reduce((t, [, n]) => t + n, 0);
+  const head = `${droppedSize > 0 ? 'Truncated' : 'Fits'}: ${inside} in the prompt`;
+  const left = total === 0 ? '; nothing left out.' : `; ${total} left out: ${out.map(([k, n]) => `${n} ${k}`).join(', ')}.`;
+  return head + left + (droppedSize > 0 ? ` The over-budget ones need ${droppedSize} ${unit} more.` : '');
+}
+
 // The index's language names by extension, as far as the mock's files go.
 function languageOf(path: string): string {
   return path.endsWith('.rs') ? 'rust' : path.endsWith('.md') ? 'markdown' : 'text';
 }
 /** A document's body in the mock prompt: a line of code in its language. */
 function codeOf(r: RowDto): string {
+  if (r.path.startsWith('src/part_')) {
+    // ~180 tokens of Rust: the benchmark's documents.
+    const f = r.symbol ?? 'item';
+    return [
+      `/// Handles one request for ${f}: parses it, checks the limits, answers.`,
+      `pub fn ${f}(req: &Request, limits: &Limits) -> Result<Response, Error> {`,
+      `    let body = std::str::from_utf8(&req.body).map_err(|e| Error::Utf8(e.to_string()))?;`,
+      `    if body.len() > limits.max_body { return Err(Error::TooLarge { len: body.len() }); }`,
+      `    let mut out = Vec::with_capacity(16);`,
+      `    for (i, line) in body.lines().enumerate() {`,
+      `        /* skip blank lines and comments */`,
+      `        if line.trim().is_empty() || line.starts_with('#') { continue; }`,
+      `        out.push(format!("{i}: {}", line.trim()));`,
+      `    }`,
+      `    Ok(Response { status: 200, lines: out, note: "ok".to_string() })`,
+      `}`,
+      '',
+    ].join('\n');
+  }
   if (r.language === 'rust') return `pub fn ${r.symbol ?? 'item'}(items: &[u32]) -> usize { /* … */ 0 }\n`;
   if (r.language === 'markdown') return `# ${r.path}\n`;
   return `${r.path}\n`;
@@ -392,6 +435,8 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
         { section: 'retrieved_code', size: used - 200 },
         { section: 'question', size: 80 },
       ],
+      joins: 0,
+      verdict: verdictOf(rows, droppedSize, knobs.budget_unit),
       question_type: knobs.question_type ?? 'code_explanation',
       intent: knobs.intent ?? 'code',
       categories: ['architecture'],
@@ -516,6 +561,41 @@ export const mockBackend: Backend = {
       result.agent_match = call.prompt === result.prompt;
     }
     return result;
+  },
+  async goldenRun(root, knobs) {
+    log('golden_run', { root, knobs });
+    if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
+    if (!root.endsWith('/golden')) return { file: '.loupe/golden.toml', present: false, found: 0, expected: 0, questions: [] };
+    // Each question's expected file, found while the assembly includes it.
+    const questions = [
+      { line: 2, ask: 'how does packing work?', expect: 'src/pack.rs' },
+      { line: 6, ask: 'where are the tests?', expect: 'tests/pack_test.rs' },
+    ].map((g) => {
+      const a = mockAssemble(root, g.ask, knobs);
+      const row = a.rows.find((r) => r.path === g.expect);
+      const found = row?.status === 'included' || row?.status === 'degraded';
+      return {
+        line: g.line,
+        ask: g.ask,
+        used: a.report.used,
+        budget: a.report.budget,
+        unit: a.report.unit,
+        passed: found,
+        error: null,
+        items: [
+          {
+            kind: 'file',
+            name: g.expect,
+            found,
+            outcome: found ? `rank ${row?.rank}, LOD 0` : row ? `dropped: ${row.reason} (rank ${row.rank})` : 'not retrieved',
+            rank: row?.rank ?? null,
+            lod: found ? 0 : null,
+          },
+        ],
+      };
+    });
+    const found = questions.filter((q) => q.passed).length;
+    return { file: '.loupe/golden.toml', present: true, found, expected: questions.length, questions };
   },
   async tokenMap(root, question, knobs, agentRequest, change, view) {
     log('token_map', { root, question, knobs, agentRequest, change, view });

@@ -28,6 +28,7 @@ export const tauriBackend: Backend = {
   defaultKnobs: () => call('default_knobs'),
   assemble: (root, question, knobs, agentRequest, change) =>
     call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null }),
+  goldenRun: (root, knobs) => call('golden_run', { root, knobs }),
   tokenMap: (root, question, knobs, agentRequest, change, view) =>
     call('token_map', { root, question, knobs, agentRequest, change, view }),
   agentRequests: (root, known) => call('agent_requests', { root, known }),

@@ -10,6 +10,7 @@ import type {
   DiagnosticDto,
   ErrorCode,
   ErrorDto,
+  GoldenRunDto,
   IndexEvent,
   KnobsDto,
   MapNodeDto,
@@ -67,6 +68,8 @@ export interface Backend {
    * `agentRequest`, as that agent call was (its pins, bans and change),
    * saying whether the prompt is the one the agent got. */
   assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null, change?: string | null): Promise<AssemblyDto>;
+  /** The project's golden questions run under `knobs` (`present: false` without a golden file). */
+  goldenRun(root: string, knobs: KnobsDto): Promise<GoldenRunDto>;
   /** The token map under `view.under`, marked by the assembly `assemble` gives for the same arguments (unmarked with nothing to ask). */
   tokenMap(
     root: string,

@@ -448,9 +448,21 @@ dropped_count: number,
  */
 dropped_size: number, 
 /**
- * Per-section sizes.
+ * Per-section sizes, each section measured alone.
  */
 sections: Array<SectionDto>, 
+/**
+ * `used` less the sections' sum: the wrapping between pieces and the
+ * tokens pieces share or save where they join (negative when the whole
+ * prompt tokenizes into fewer tokens than its parts alone). With it
+ * the sections add up to `used`.
+ */
+joins: number, 
+/**
+ * The assembly in one sentence: fits or truncated, items in (coarser),
+ * items left out counted by reason.
+ */
+verdict: string, 
 /**
  * The detected question type.
  */
@@ -799,6 +811,90 @@ depth: number,
  * Children sent per folder, the largest (1–500); the rest are folded.
  */
 per_folder: number, };
+
+export type GoldenItemDto = { 
+/**
+ * `file` or `symbol`.
+ */
+kind: string, 
+/**
+ * The path or the name.
+ */
+name: string, 
+/**
+ * In the prompt.
+ */
+found: boolean, 
+/**
+ * What happened, in words ("rank 2, LOD 0", "dropped: ranked below
+ * the k cut (rank 14)", "not retrieved", "no file or symbol by that
+ * name").
+ */
+outcome: string, 
+/**
+ * Rank of its best chunk, when it was retrieved.
+ */
+rank: number | null, 
+/**
+ * Level of detail in the prompt, when found.
+ */
+lod: number | null, };
+
+export type GoldenQuestionDto = { 
+/**
+ * Its line in the golden file.
+ */
+line: number, 
+/**
+ * The question.
+ */
+ask: string, 
+/**
+ * What the prompt used of its budget.
+ */
+used: number, 
+/**
+ * The budget.
+ */
+budget: number, 
+/**
+ * `tokens` or `chars`.
+ */
+unit: string, 
+/**
+ * Every expected item is in the prompt.
+ */
+passed: boolean, 
+/**
+ * Each expected item.
+ */
+items: Array<GoldenItemDto>, 
+/**
+ * Why it could not be assembled, if it could not.
+ */
+error: string | null, };
+
+export type GoldenRunDto = { 
+/**
+ * The golden file, project-relative.
+ */
+file: string, 
+/**
+ * Whether the project has one (else nothing was run).
+ */
+present: boolean, 
+/**
+ * Expected items in their prompts, over all questions.
+ */
+found: number, 
+/**
+ * Expected items, over all questions.
+ */
+expected: number, 
+/**
+ * One per question, in file order.
+ */
+questions: Array<GoldenQuestionDto>, };
 
 export type MapStatusDto = "included" | "degraded" | "dropped" | "hidden" | "banned" | "not_retrieved";
 
