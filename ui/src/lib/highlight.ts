@@ -59,6 +59,8 @@ export function highlight(text: string, language: string | null): string {
 export interface Segment {
   text: string;
   language: string | null;
+  /** A document's code (else the wrapper around the documents). */
+  code: boolean;
 }
 
 /**
@@ -69,12 +71,12 @@ export interface Segment {
  */
 export function segments(prompt: string, languages: Map<string, string>): Segment[] {
   const trimmed = prompt.trimStart();
-  if (trimmed.startsWith('{') || trimmed.startsWith('[')) return [{ text: prompt, language: 'json' }];
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) return [{ text: prompt, language: 'json', code: false }];
   const xmlDoc = /(<document\b[^>]*>\n)([\s\S]*?)(<\/document>)/g;
   const out: Segment[] = [];
   let at = 0;
   const wrapper = (end: number, language: string) => {
-    if (end > at) out.push({ text: prompt.slice(at, end), language });
+    if (end > at) out.push({ text: prompt.slice(at, end), language, code: false });
   };
   if (xmlDoc.test(prompt)) {
     xmlDoc.lastIndex = 0;
@@ -83,7 +85,7 @@ export function segments(prompt: string, languages: Map<string, string>): Segmen
       const body = m[2] ?? '';
       const source = /source="@([^"]+?):\d+-\d+"/.exec(open)?.[1];
       wrapper(m.index + open.length, 'xml');
-      out.push({ text: body, language: hljsLanguage(source ? languages.get(source) : null) });
+      out.push({ text: body, language: hljsLanguage(source ? languages.get(source) : null), code: true });
       at = m.index + open.length + body.length;
     }
     wrapper(prompt.length, 'xml');
@@ -95,7 +97,7 @@ export function segments(prompt: string, languages: Map<string, string>): Segmen
     const head = `${m[1]}${m[2]}\n`;
     const body = m[3] ?? '';
     wrapper(m.index + head.length, 'markdown');
-    out.push({ text: body, language: hljsLanguage((m[2] ?? '').trim()) });
+    out.push({ text: body, language: hljsLanguage((m[2] ?? '').trim()), code: true });
     at = m.index + head.length + body.length;
   }
   wrapper(prompt.length, 'markdown');

@@ -227,7 +227,7 @@ test('changing a path weight re-assembles; weight 0 hides the rows', async () =>
   assert.ok(calls.length > callsBefore, 'assemble was called again');
   const lastKnobs = calls[calls.length - 1].args.knobs;
   assert.deepEqual(lastKnobs.path_weights, [{ glob: 'tests/**', weight: 0 }]);
-  assert.doesNotMatch(await p.getByTestId('prompt-preview').innerText(), /tests\/pack_test\.rs/);
+  assert.doesNotMatch(await p.getByTestId('prompt-preview').textContent(), /tests\/pack_test\.rs/);
 
   // The rule says how many candidates it decided.
   assert.equal(await p.getByTestId('weight-count-0').innerText(), '2 matched');
@@ -350,7 +350,7 @@ test('a lower budget drops more and reports truncation; copy confirms', async ()
   await p.getByTestId('copy-confirm').waitFor();
   const copied = await p.evaluate(() => window.__loupeMock.copied);
   assert.equal(copied.length, 1);
-  assert.equal(copied[0], await p.getByTestId('prompt-preview').innerText());
+  assert.equal(copied[0], await p.getByTestId('prompt-preview').textContent());
   await p.close();
 });
 
@@ -369,7 +369,7 @@ test('pinning a dropped row includes it at score 1; a reload keeps the pin; unpi
   await p.locator('[data-testid="chunk-row"][data-path="README.md"][data-status="included"]').waitFor();
   assert.equal(await readme.getAttribute('data-rank'), '1');
   assert.equal(await readme.getAttribute('data-marked'), 'pin');
-  assert.match(await p.getByTestId('prompt-preview').innerText(), /README\.md/);
+  assert.match(await p.getByTestId('prompt-preview').textContent(), /README\.md/);
   assert.match(await p.getByTestId('selection').innerText(), /README\.md/);
   const marks = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'mark'));
   assert.deepEqual(marks[0].args.target, { kind: 'chunk', path: 'README.md', symbol: null, start_line: 111 });
@@ -396,7 +396,7 @@ test('banning a row takes it out of the prompt and lists it as banned', async ()
   await ask(p);
   await row(p, 'src/pack.rs').getByTestId('ban-button').click();
   await p.locator('[data-testid="chunk-row"][data-path="src/pack.rs"][data-status="banned"]').waitFor();
-  assert.doesNotMatch(await p.getByTestId('prompt-preview').innerText(), /src\/pack\.rs/);
+  assert.doesNotMatch(await p.getByTestId('prompt-preview').textContent(), /src\/pack\.rs/);
   await p.getByTestId('unban').click();
   await p.locator('[data-testid="chunk-row"][data-path="src/pack.rs"][data-status="included"]').waitFor();
   await p.close();
@@ -496,7 +496,7 @@ test('every new knob re-assembles with its value', async () => {
   assert.equal(k.question_type, 'debugging');
   assert.match(await p.getByTestId('detected').innerText(), /debugging · tests/);
   // Sources off: no citations in the prompt.
-  assert.doesNotMatch(await p.getByTestId('prompt-preview').innerText(), /source="@/);
+  assert.doesNotMatch(await p.getByTestId('prompt-preview').textContent(), /source="@/);
   // Min score 0.5 dropped the weakest rows for that reason.
   assert.match(await p.getByTestId('chunk-table').innerText(), /below the minimum score/);
   await p.close();
@@ -603,7 +603,7 @@ test('save as file writes the prompt through our command; stale and redaction fl
   await p.getByTestId('copy-confirm').waitFor();
   assert.match(await p.getByTestId('copy-confirm').innerText(), /Saved .* to \/mock\/out\/prompt\.xml/);
   const saved = await p.evaluate(() => window.__loupeMock.saved);
-  assert.equal(saved[0].text, await p.getByTestId('prompt-preview').innerText());
+  assert.equal(saved[0].text, await p.getByTestId('prompt-preview').textContent());
   assert.match(await p.getByTestId('stale-flag').innerText(), /1 stale file/);
   assert.ok((await p.getByTestId('warning').allInnerTexts()).some((w) => /stale: src\/pack\.rs/.test(w)));
   await p.close();
@@ -611,7 +611,7 @@ test('save as file writes the prompt through our command; stale and redaction fl
   const q = await page('/mock/secret');
   await ask(q);
   assert.match(await q.getByTestId('redaction-flag').innerText(), /1 redacted/);
-  assert.match(await q.getByTestId('prompt-preview').innerText(), /\[REDACTED:aws-access-key\]/);
+  assert.match(await q.getByTestId('prompt-preview').textContent(), /\[REDACTED:aws-access-key\]/);
   await q.getByTestId('toggle-redact').uncheck();
   await q.getByTestId('redaction-flag').waitFor({ state: 'detached' });
   await q.close();
@@ -748,7 +748,7 @@ test('the Changes switch reviews a diff, with or without a question, and says wh
     p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.change ?? null);
   assert.equal(await lastChange(), 'unstaged');
   assert.match(await p.getByTestId('changes-summary').innerText(), /unstaged changes: 2 files, 3 hunks, \+7 lines · 1 pinned/);
-  assert.match(await p.getByTestId('prompt-preview').innerText(), /<diff>/);
+  assert.match(await p.getByTestId('prompt-preview').textContent(), /<diff>/);
   assert.equal(await row(p, 'src/pack.rs').getAttribute('data-pinned'), 'true', 'the changed hunk is pinned');
 
   await p.getByTestId('changes-spec').selectOption('staged');

@@ -141,12 +141,12 @@ interface Candidate {
 function candidatesFor(root: string): Candidate[] {
   if (root.endsWith('/empty')) return [];
   if (root.endsWith('/big')) {
-    // The highlighting benchmark's project: 400 Rust chunks of ~180 tokens.
+    // The highlighting benchmark's project: 400 Rust chunks of ~250 tokens.
     return Array.from({ length: 400 }, (_, i) => ({
       path: `src/part_${Math.floor(i / 20)}/unit_${i}.rs`,
       symbol: `handle_${i}`,
       relevance: 1 - i / 400,
-      tokens: 180,
+      tokens: 250,
     }));
   }
   if (root.endsWith('/many')) {
@@ -281,7 +281,7 @@ function languageOf(path: string): string {
 /** A document's body in the mock prompt: a line of code in its language. */
 function codeOf(r: RowDto): string {
   if (r.path.startsWith('src/part_')) {
-    // ~180 tokens of Rust: the benchmark's documents.
+    // ~250 tokens of Rust: the benchmark's documents.
     const f = r.symbol ?? 'item';
     return [
       `/// Handles one request for ${f}: parses it, checks the limits, answers.`,
@@ -294,6 +294,12 @@ function codeOf(r: RowDto): string {
       `        if line.trim().is_empty() || line.starts_with('#') { continue; }`,
       `        out.push(format!("{i}: {}", line.trim()));`,
       `    }`,
+      `    // Answer in the order the lines came; an empty body is an error.`,
+      `    if out.is_empty() {`,
+      `        return Err(Error::Empty { hint: format!("no lines in {} bytes", body.len()) });`,
+      `    }`,
+      `    let total: usize = out.iter().map(|l| l.len()).sum();`,
+      `    tracing::debug!(lines = out.len(), bytes = total, "answered");`,
       `    Ok(Response { status: 200, lines: out, note: "ok".to_string() })`,
       `}`,
       '',
