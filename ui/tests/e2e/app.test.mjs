@@ -398,6 +398,28 @@ test('the token map shows where the tokens are; a file is banned from its block 
   await (await byId('chunk-table')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
 });
 
+test('golden questions run in the real app and say what a weight broke', async () => {
+  mkdirSync(join(project, '.loupe'), { recursive: true });
+  writeFileSync(
+    join(project, '.loupe/golden.toml'),
+    '[[question]]\nask = "how does the ring buffer push and pop work?"\nfiles = ["lib/ring.c"]\n',
+  );
+  await (await byId('golden-button')).click();
+  const summary = (attrs) => browser.$(`[data-testid="golden-summary"]${attrs}`);
+  await (await summary('[data-found="1"][data-expected="1"]')).waitForExist({ timeout: UI_TIMEOUT_MS });
+  // A weight of 0 on lib/** pushes the expected file out, and the panel says why.
+  await (await byId('weight-add')).click();
+  await setInput('weight-glob-0', 'lib/**');
+  await setInput('weight-value-0', '0');
+  await (await summary('[data-found="0"]')).waitForExist({ timeout: UI_TIMEOUT_MS });
+  assert.match(await (await browser.$('[data-testid="golden-item"][data-name="lib/ring.c"]')).getText(), /lib\/\*\*/);
+  assert.match(await (await byId('golden-button')).getText(), /golden 0\/1/);
+  await screenshot('app-golden.png');
+  await (await byId('weight-remove-0')).click();
+  await (await summary('[data-found="1"]')).waitForExist({ timeout: UI_TIMEOUT_MS });
+  await (await byId('golden-button')).click();
+});
+
 test('dropping a folder on the window opens it (a real X drag and drop)', async () => {
   const dropped = join(work, 'dropped-project');
   cpSync(FIXTURE, dropped, { recursive: true });
