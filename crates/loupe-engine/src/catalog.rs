@@ -333,8 +333,15 @@ impl Catalog {
         format!("; {}", notes.join(", "))
     }
 
-    /// Close all connections (checkpointing the WAL).
+    /// Fold the WAL into the catalog file, then close all connections.
+    /// The checkpoint comes first because another handle (a background
+    /// task still finishing, a second pool) keeps the WAL apart until it
+    /// too is gone; after this the catalog file holds everything either
+    /// way. Best effort: a busy reader only leaves some pages for later.
     pub async fn close(&self) {
+        let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&self.pool)
+            .await;
         self.pool.close().await;
     }
 
