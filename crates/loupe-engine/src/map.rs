@@ -13,6 +13,10 @@ use loupe_assemble::report::{DropReason, ItemStatus};
 use loupe_assemble::{Assembly, ItemRow};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Each indexed file's path, tokens and chunks, as the map is built from.
+pub type FileTokens = Arc<Vec<(String, u64, u32)>>;
 
 /// What an assembly did with one file.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -305,7 +309,26 @@ impl Project {
     /// The token map of everything indexed, marked by `marks` when given.
     pub async fn token_map(&self, marks: Option<Marks<'_>>) -> Result<MapNode> {
         self.catch_up().await?;
-        let files = self.catalog.file_tokens().await?;
+        let generation = self.catalog.generation().await?;
+        let cached = self
+            .file_tokens
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, files)| Arc::clone(files));
+        let files = match cached {
+            Some(files) => files,
+            None => {
+                let files: FileTokens = Arc::new(self.catalog.file_tokens().await?);
+                *self
+                    .file_tokens
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some((generation, Arc::clone(&files)));
+                files
+            }
+        };
         let name = self
             .root
             .file_name()

@@ -256,6 +256,10 @@ pub struct Project {
     pub(crate) history: Arc<RwLock<HistoryState>>,
     /// The last primer-file lookup (see [`crate::retrieve::PrimerMemo`]).
     pub(crate) primers: std::sync::Mutex<crate::retrieve::PrimerMemo>,
+    /// Each file's tokens and chunks for the token map, with the index
+    /// generation they were read at (the map is redrawn on every knob
+    /// change; the files change only with the index).
+    pub(crate) file_tokens: std::sync::Mutex<Option<(u64, crate::map::FileTokens)>>,
 }
 
 /// Where the history is read from, and what was read.
@@ -430,6 +434,7 @@ impl Project {
             vectors_behind: AtomicBool::new(false),
             recovered,
             primers: std::sync::Mutex::default(),
+            file_tokens: std::sync::Mutex::default(),
             history: Arc::new(RwLock::new(HistoryState {
                 source: history_from.then(|| HistorySource::Repo(root.clone())),
                 history: None,

@@ -83,6 +83,23 @@ fn the_map_marks_each_file_as_the_assembly_treats_it() {
     assert_eq!(pack.status, Some(MapStatusDto::Banned), "{pack:#?}");
     assert_eq!(src.counts.as_ref().map(|c| c.banned), Some(1));
 
+    // The map's file list is cached per index generation: a new file
+    // indexed shows at once.
+    std::fs::write(
+        h.root().join("src/extra.rs"),
+        "pub fn extra() -> u32 { 7 }\n",
+    )
+    .unwrap();
+    h.open();
+    let grown = map(&h, "", json!({}), "");
+    assert!(
+        grown.tokens > plain.tokens,
+        "{} vs {}",
+        grown.tokens,
+        plain.tokens
+    );
+    assert!(file(&grown, "src/extra.rs").file);
+
     // A folder that is not there is a clear error.
     let mut args = h.ask(QUESTION, knobs);
     args["view"] = json!({ "under": "nowhere", "depth": 1, "per_folder": 10 });
