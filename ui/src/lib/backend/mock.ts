@@ -475,6 +475,30 @@ function sourceOf(path: string): string {
   return Array.from({ length: 120 }, (_, i) => `// ${path} line ${i + 1}`).join('\n');
 }
 
+/** What `assemble` answers, without logging a call (the token map asks it too). */
+function answer(root: string, question: string, knobs: KnobsDto, agentRequest: string | null, change: string | null): AssemblyDto {
+  if (change && !['unstaged', 'staged'].includes(change) && !/^\S+\.\.\S+$/.test(change)) {
+    throw new BackendError('bad_request', `change "${change}": expected \`unstaged\`, \`staged\` or a range \`BASE..HEAD\``);
+  }
+  if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
+  if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
+  const result = mockAssemble(root, question || 'Review this change.', knobs);
+  if (change) {
+    // The changed hunk of src/pack.rs is pinned; the diff leads the prompt.
+    const spec = change === 'unstaged' || change === 'staged' ? `${change} changes` : change;
+    result.change = { spec, files: 2, hunks: 3, added_lines: 7, pinned: 1 };
+    const pack = result.rows.find((r) => r.path === 'src/pack.rs');
+    if (pack) pack.score = { ...pack.score, score: 1, pinned: true };
+    result.prompt = `<diff>\n+    used += item;\n</diff>\n${result.prompt}`;
+  }
+  if (agentRequest) {
+    const call = agentCalls.find((c) => c.dto.id === agentRequest);
+    if (!call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
+    result.agent_match = call.prompt === result.prompt;
+  }
+  return result;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let openRoot = '';
 let cancelRequested = false;
@@ -547,26 +571,7 @@ export const mockBackend: Backend = {
   },
   async assemble(root, question, knobs, agentRequest, change) {
     log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
-    if (change && !['unstaged', 'staged'].includes(change) && !/^\S+\.\.\S+$/.test(change)) {
-      throw new BackendError('bad_request', `change "${change}": expected \`unstaged\`, \`staged\` or a range \`BASE..HEAD\``);
-    }
-    if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
-    if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
-    const result = mockAssemble(root, question || 'Review this change.', knobs);
-    if (change) {
-      // The changed hunk of src/pack.rs is pinned; the diff leads the prompt.
-      const spec = change === 'unstaged' || change === 'staged' ? `${change} changes` : change;
-      result.change = { spec, files: 2, hunks: 3, added_lines: 7, pinned: 1 };
-      const pack = result.rows.find((r) => r.path === 'src/pack.rs');
-      if (pack) pack.score = { ...pack.score, score: 1, pinned: true };
-      result.prompt = `<diff>\n+    used += item;\n</diff>\n${result.prompt}`;
-    }
-    if (agentRequest) {
-      const call = agentCalls.find((c) => c.dto.id === agentRequest);
-      if (!call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
-      result.agent_match = call.prompt === result.prompt;
-    }
-    return result;
+    return answer(root, question, knobs, agentRequest ?? null, change ?? null);
   },
   async goldenRun(root, knobs) {
     log('golden_run', { root, knobs });
@@ -607,7 +612,7 @@ export const mockBackend: Backend = {
     log('token_map', { root, question, knobs, agentRequest, change, view });
     if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
     const asked = question.trim() !== '' || change !== null || agentRequest !== null;
-    const rows = asked ? (await mockBackend.assemble(root, question, knobs, agentRequest, change)).rows : [];
+    const rows = asked ? answer(root, question, knobs, agentRequest, change).rows : [];
     const node = findNode(mapOf(candidatesFor(root), asked ? rows : null), view.under);
     if (!node) throw new BackendError('bad_request', `"${view.under}" is not an indexed folder or file of ${root}`);
     return cut(node, view);
