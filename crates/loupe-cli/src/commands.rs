@@ -57,6 +57,7 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             };
             map(&cli, path, question.as_deref(), knobs, view).await
         }
+        Command::Models { model, json } => models(model.as_deref(), *json),
         Command::Eval(args) => crate::eval::run(&cli, args).await,
         Command::Mcp(_) => bail!("the MCP server is started above"),
         Command::Golden {
@@ -74,6 +75,49 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
         }
         Command::ServeClipboard => bail!("the clipboard helper runs before the runtime starts"),
     }
+}
+
+/// `loupe models`: the built-in model table, or the row `model` resolves to.
+fn models(model: Option<&str>, json: bool) -> Result<()> {
+    use loupe_assemble::models;
+    let rows = match model {
+        Some(name) => match models::lookup(name, &[]) {
+            Some(row) => vec![row],
+            None => {
+                eprintln!(
+                    "loupe: {name:?} is not in the table: counted with o200k_base as a guess (give its row in .loupe.toml's `models`)"
+                );
+                vec![models::fallback(name)]
+            }
+        },
+        None => models::builtin(),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    println!(
+        "{:<20} {:<12} {:<22} {:>10} {:>9}",
+        "model", "tokenizer", "count", "window", "budget"
+    );
+    for row in &rows {
+        let count = if row.exact {
+            "exact".to_owned()
+        } else if row.safety_margin > 0.0 {
+            format!("estimated, {:.0}% free", row.safety_margin * 100.0)
+        } else {
+            "estimated (unknown)".to_owned()
+        };
+        println!(
+            "{:<20} {:<12} {:<22} {:>10} {:>9}",
+            row.name,
+            row.encoding.name(),
+            count,
+            row.context_window,
+            row.default_budget
+        );
+    }
+    Ok(())
 }
 
 pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
@@ -422,6 +466,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         copy,
         knobs: knob_args,
         diff,
+        diff_as_code,
         ..
     } = &cli.command
     else {
@@ -431,7 +476,13 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         // Before any work: no display means nothing to do.
         crate::clipboard::check_available()?;
     }
-    let flags = knob_patch(knob_args)?;
+    let mut flags = knob_patch(knob_args)?;
+    if *diff_as_code {
+        flags.toggles = Some(loupe_assemble::knobs::TogglesPatch {
+            diff_as_code: Some(true),
+            ..Default::default()
+        });
+    }
     let mut question = question.to_owned();
     for pin in pins {
         question.push_str(&format!(" @{}", pin.trim_start_matches('@')));

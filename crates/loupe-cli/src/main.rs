@@ -153,6 +153,10 @@ pub enum Command {
         /// question before this flag.
         #[arg(long, num_args = 0..=1, default_missing_value = "unstaged", value_name = "CHANGE")]
         diff: Option<String>,
+        /// Show the change as its new code, numbered, with the changed
+        /// lines marked, instead of as a unified diff.
+        #[arg(long, requires = "diff")]
+        diff_as_code: bool,
         /// The knobs.
         #[command(flatten)]
         knobs: KnobArgs,
@@ -168,6 +172,16 @@ pub enum Command {
         /// Put the prompt on the system clipboard instead of printing it.
         #[arg(long)]
         copy: bool,
+    },
+    /// The model table: each model's tokenizer, whether its counts are
+    /// exact or estimated (and the share of the budget kept free for the
+    /// difference), its context window and default budget.
+    Models {
+        /// Only the row a model name resolves to (prefix match, as `--model`).
+        model: Option<String>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Where a project's tokens are: a tree of folders and files sized by
     /// their indexed tokens (o200k_base), most first, like

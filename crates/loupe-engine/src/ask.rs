@@ -343,7 +343,12 @@ impl Project {
         .await??;
         let room = loupe_assemble::room(knobs);
         let share = (f64::from(room.usable) * DIFF_SHARE) as usize;
-        let rendered = diff.render(room.measure, share);
+        let style = if knobs.toggles.diff_as_code {
+            change::DiffStyle::Code
+        } else {
+            change::DiffStyle::Unified
+        };
+        let rendered = diff.render(room.measure, share, style);
         let mut warnings = rendered.warnings;
         let indexed = self.indexed_paths();
         let mut pins = Vec::new();

@@ -415,8 +415,10 @@ impl FileChange {
     }
 
     /// The file's diff: its title, then each hunk with an `@path:a-b`
-    /// citation of the new lines it covers, or headers only.
-    fn render(&self, headers_only: bool) -> String {
+    /// citation of the new lines it covers, or headers only; each hunk as
+    /// diff lines, or (`style` [`DiffStyle::Code`]) as its new lines,
+    /// numbered, the changed ones marked.
+    fn render(&self, headers_only: bool, style: DiffStyle) -> String {
         let mut out = format!("### {}\n", self.title());
         if self.binary {
             out.push_str("(binary: no text diff)\n");
@@ -430,11 +432,61 @@ impl FileChange {
             out.push_str(&h.header);
             out.push('\n');
             if !headers_only {
-                out.push_str(&h.body);
+                match style {
+                    DiffStyle::Unified => out.push_str(&h.body),
+                    DiffStyle::Code => out.push_str(&h.as_code()),
+                }
             }
         }
         out
     }
+}
+
+impl Hunk {
+    /// The hunk's new side, one numbered line each, added lines marked `+`
+    /// and each run of removed lines as one `-` line saying how many.
+    fn as_code(&self) -> String {
+        let last = self.new_start + self.new_lines;
+        let width = last.max(1).to_string().len();
+        let mut out = String::new();
+        let mut line = self.new_start;
+        let mut removed = 0u32;
+        let flush = |out: &mut String, removed: &mut u32| {
+            if *removed > 0 {
+                let s = if *removed == 1 { "" } else { "s" };
+                out.push_str(&format!("- {:width$} | ({removed} line{s} removed)\n", ""));
+                *removed = 0;
+            }
+        };
+        for l in self.body.lines() {
+            let (mark, text) = match l.split_at_checked(1) {
+                Some(("+", text)) => ('+', text),
+                Some((" ", text)) => (' ', text),
+                Some(("-", _)) => {
+                    removed += 1;
+                    continue;
+                }
+                // `\ No newline at end of file`, or an empty context line.
+                _ if l.starts_with('\\') => continue,
+                _ => (' ', ""),
+            };
+            flush(&mut out, &mut removed);
+            out.push_str(&format!("{mark} {line:>width$} | {text}\n"));
+            line += 1;
+        }
+        flush(&mut out, &mut removed);
+        out
+    }
+}
+
+/// How the change under review is shown in the prompt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiffStyle {
+    /// A unified diff (`-`/`+` lines).
+    #[default]
+    Unified,
+    /// The new code, numbered, its changed lines marked.
+    Code,
 }
 
 /// The diff as it goes into the prompt, and what had to give way.
@@ -472,24 +524,30 @@ impl Diff {
     /// The diff as a note within `room` (in `measure`'s unit): whole hunks
     /// while they fit; then the largest files' hunks become their headers;
     /// then files go, the largest first. Each step is a warning.
-    pub fn render(&self, measure: Measure, room: usize) -> RenderedDiff {
-        let title = format!(
-            "The change under review ({}), as a unified diff:\n",
-            self.spec
-        );
+    pub fn render(&self, measure: Measure, room: usize, style: DiffStyle) -> RenderedDiff {
+        let title = match style {
+            DiffStyle::Unified => format!(
+                "The change under review ({}), as a unified diff:\n",
+                self.spec
+            ),
+            DiffStyle::Code => format!(
+                "The change under review ({}), as the new code with numbered lines; `+` marks an added or changed line, `-` where lines were removed:\n",
+                self.spec
+            ),
+        };
         let mut mode: Vec<u8> = vec![0; self.files.len()]; // 0 full, 1 headers, 2 out
         let text_of = |mode: &[u8]| {
             let mut t = title.clone();
             for (f, m) in self.files.iter().zip(mode) {
                 match m {
-                    0 => t.push_str(&f.render(false)),
-                    1 => t.push_str(&f.render(true)),
+                    0 => t.push_str(&f.render(false, style)),
+                    1 => t.push_str(&f.render(true, style)),
                     _ => {}
                 }
             }
             t
         };
-        let size = |f: &FileChange| measure.size(&f.render(false));
+        let size = |f: &FileChange| measure.size(&f.render(false, style));
         let mut order: Vec<usize> = (0..self.files.len()).collect();
         order.sort_by_key(|&i| (std::cmp::Reverse(size(&self.files[i])), i));
         for step in [1u8, 2] {
@@ -622,17 +680,53 @@ new file mode 100644
             files: parse(DIFF),
         };
         let chars = Measure::Chars;
-        let full = diff.render(chars, 100_000);
+        let full = diff.render(chars, 100_000, DiffStyle::Unified);
         assert!(full.text.contains("+two changed\n"));
         assert!(full.text.contains("@src/a.rs:2-6\n"));
         assert_eq!(full.warnings.len(), 2, "{:?}", full.warnings); // binary + deleted
-        let headers = diff.render(chars, full.text.len() - 10);
+        let headers = diff.render(chars, full.text.len() - 10, DiffStyle::Unified);
         assert!(!headers.text.contains("+two changed"), "{}", headers.text);
         assert!(headers.text.contains("@@ -2,4 +2,5 @@"));
         assert!(headers.warnings.iter().any(|w| w.contains("headers only")));
-        let tiny = diff.render(chars, 80);
+        let tiny = diff.render(chars, 80, DiffStyle::Unified);
         assert!(tiny.warnings.iter().any(|w| w.contains("left out")));
         assert!(chars.size(&tiny.text) <= 80 || tiny.text.lines().count() == 1);
+    }
+
+    #[test]
+    fn as_code_numbers_the_new_lines_and_marks_what_changed() {
+        let diff = Diff {
+            spec: DiffSpec::Staged,
+            files: parse(DIFF),
+        };
+        let code = diff.render(Measure::Chars, 100_000, DiffStyle::Code).text;
+        let a = "\
+### src/a.rs (modified)
+@src/a.rs:2-6
+@@ -2,4 +2,5 @@ fn a() {
+  2 | one
+-   | (1 line removed)
++ 3 | two changed
++ 4 | inserted
+  5 | three
+@src/a.rs:21-21
+@@ -20,2 +21,1 @@ fn b() {
+  21 | keep
+-    | (1 line removed)
+";
+        assert!(code.contains(a), "{code}");
+        assert!(code.contains("+ 1 | fn special() {}\n"), "{code}");
+        assert!(
+            code.starts_with("The change under review (staged changes), as the new code"),
+            "{code}"
+        );
+        // A deleted file has no new side: its hunk is only the removal.
+        assert!(code.contains("-   | (2 lines removed)\n"), "{code}");
+        assert!(!code.contains("two\n"), "removed text stays out: {code}");
+        let unified = diff
+            .render(Measure::Chars, 100_000, DiffStyle::Unified)
+            .text;
+        assert!(unified.contains("-two\n+two changed\n"));
     }
 
     #[test]

@@ -16,12 +16,17 @@ use crate::project::Project;
 use crate::{Error, Result};
 use loupe_assemble::{Candidate, Chunk, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
-/// A file or one chunk of it, as the user pinned or banned it.
+/// A folder, a file or one chunk of a file, as the user pinned or banned it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Target {
+    /// Every chunk of every indexed file under a folder (at any depth).
+    Folder {
+        /// Project-relative folder path, without a trailing `/`.
+        path: String,
+    },
     /// Every chunk of a file.
     File {
         /// Project-relative path.
@@ -50,18 +55,43 @@ impl Target {
         }
     }
 
-    /// The file this target is in.
+    /// The file this target is in (the folder, for a folder).
     pub fn path(&self) -> &str {
         match self {
-            Target::File { path } | Target::Chunk { path, .. } => path,
+            Target::Folder { path } | Target::File { path } | Target::Chunk { path, .. } => path,
         }
     }
 
-    /// The chunks of one file (`chunks`, all with this target's path) that
-    /// this target names.
+    /// Whether the file `path` is (in) what this target names.
+    pub fn covers(&self, path: &str) -> bool {
+        match self {
+            Target::Folder { path: folder } => path
+                .strip_prefix(folder.as_str())
+                .is_some_and(|rest| rest.starts_with('/')),
+            Target::File { path: p } | Target::Chunk { path: p, .. } => p == path,
+        }
+    }
+
+    /// The indexed files (`indexed`, sorted) this target is in: its own
+    /// file, or every file under its folder.
+    fn files<'a>(&self, indexed: &'a BTreeSet<String>) -> Vec<&'a String> {
+        match self {
+            Target::Folder { path } => {
+                let prefix = format!("{path}/");
+                indexed
+                    .range(prefix.clone()..)
+                    .take_while(|p| p.starts_with(&prefix))
+                    .collect()
+            }
+            _ => indexed.get(self.path()).into_iter().collect(),
+        }
+    }
+
+    /// The chunks (`chunks`, all in files this target covers) that this
+    /// target names.
     fn resolve<'a>(&self, chunks: &[&'a Chunk]) -> Vec<&'a Chunk> {
         match self {
-            Target::File { .. } => chunks.to_vec(),
+            Target::Folder { .. } | Target::File { .. } => chunks.to_vec(),
             Target::Chunk {
                 symbol: Some(symbol),
                 start_line,
@@ -192,11 +222,22 @@ impl Project {
                 ..Selected::default()
             });
         }
+        // The stored chunks of every pinned or banned file, and of the files
+        // under a pinned folder. A banned folder is matched against the
+        // candidates by path instead: banning `vendor/` must not read all
+        // of vendor's chunks on every question.
+        let indexed = self.indexed_paths();
         let mut paths: Vec<String> = selection
             .pinned
             .iter()
-            .chain(&selection.banned)
-            .map(|t| t.path().to_owned())
+            .chain(
+                selection
+                    .banned
+                    .iter()
+                    .filter(|t| !matches!(t, Target::Folder { .. })),
+            )
+            .flat_map(|t| t.files(&indexed))
+            .cloned()
             .collect();
         paths.sort();
         paths.dedup();
@@ -205,11 +246,26 @@ impl Project {
         for (chunk, _) in &stored {
             by_path.entry(chunk.path.as_str()).or_default().push(chunk);
         }
+        for c in candidates {
+            if !by_path.contains_key(c.chunk.path.as_str()) {
+                by_path
+                    .entry(c.chunk.path.as_str())
+                    .or_default()
+                    .push(&c.chunk);
+            }
+        }
         let resolve = |targets: &[Target], missing: &mut Vec<Target>| {
             let mut by: HashMap<ChunkId, Target> = HashMap::new();
             for t in targets {
-                let chunks = by_path.get(t.path()).map(Vec::as_slice).unwrap_or(&[]);
-                let found = t.resolve(chunks);
+                let chunks: Vec<&Chunk> = match t {
+                    Target::Folder { .. } => by_path
+                        .iter()
+                        .filter(|(p, _)| t.covers(p))
+                        .flat_map(|(_, cs)| cs.iter().copied())
+                        .collect(),
+                    _ => by_path.get(t.path()).cloned().unwrap_or_default(),
+                };
+                let found = t.resolve(&chunks);
                 if found.is_empty() {
                     missing.push(t.clone());
                 }

@@ -24,7 +24,7 @@
 //! sanitize = true
 //! redact_secrets = true
 //! intent = "code"                # docs | tests | code | default
-//! toggles = { sources = true, scores = false, structured = false, lost_in_middle = false }
+//! toggles = { sources = true, scores = false, structured = false, lost_in_middle = false, diff_as_code = false }
 //!
 //! [[path_weights]]               # glob → 0..=2, 0 hides
 //! glob = "vendor/**"
@@ -219,6 +219,8 @@ struct RawModel {
     encoding: Encoding,
     #[serde(default)]
     safety_margin: f32,
+    #[serde(default)]
+    exact: bool,
 }
 
 /// `budget_unit` as written.
@@ -311,6 +313,7 @@ impl Layer<'_> {
                             context_window: row.context_window,
                             default_budget: row.default_budget,
                             safety_margin: row.safety_margin,
+                            exact: row.exact,
                         })
                         .collect()
                 })
@@ -423,7 +426,7 @@ mod tests {
                 "lod=false",
                 "min_score=0.5",
                 "model=\"gpt-4o-mini\"",
-                "models=[{\"context_window\":1000,\"default_budget\":1000,\"encoding\":\"o200k_base\",\"name\":\"ours\",\"safety_margin\":0.0}]",
+                "models=[{\"context_window\":1000,\"default_budget\":1000,\"encoding\":\"o200k_base\",\"exact\":false,\"name\":\"ours\",\"safety_margin\":0.0}]",
                 "path_weights=[{\"glob\":\"vendor/**\",\"weight\":0.0}]",
                 "primer_boost=1.0",
                 "primers=[\"README.md\"]",
@@ -431,7 +434,7 @@ mod tests {
                 "recency_weight=0.25",
                 "redact_secrets=false",
                 "sanitize=false",
-                "toggles={\"lost_in_middle\":false,\"scores\":true,\"sources\":true,\"structured\":false}",
+                "toggles={\"diff_as_code\":false,\"lost_in_middle\":false,\"scores\":true,\"sources\":true,\"structured\":false}",
             ],
             &[],
         );
@@ -451,7 +454,7 @@ mod tests {
                 ".loupe.toml, line 2: unknown knob `not_a_knob` ignored",
                 ".loupe.toml, line 4: path weight ignored: weight 3 for \"a/**\": must be between 0 and 2",
                 ".loupe.toml, line 10: path weight ignored: \"c/[\": unclosed character class; missing ']'",
-                ".loupe.toml, line 14: `toggles` ignored: unknown field `sourcez`, expected one of `sources`, `scores`, `structured`, `lost_in_middle`",
+                ".loupe.toml, line 14: `toggles` ignored: unknown field `sourcez`, expected one of `sources`, `scores`, `structured`, `lost_in_middle`, `diff_as_code`",
             ],
         );
         check(

@@ -7,11 +7,16 @@ use super::{KnobsDto, serde_name};
 use loupe_engine::Target;
 use serde::{Deserialize, Serialize};
 
-/// A file or one chunk of it, as pinned or banned.
+/// A folder, a file or one chunk of a file, as pinned or banned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TargetDto {
+    /// Every chunk of every file under a folder.
+    Folder {
+        /// Project-relative folder path, without a trailing `/`.
+        path: String,
+    },
     /// Every chunk of a file.
     File {
         /// Project-relative path.
@@ -31,6 +36,7 @@ pub enum TargetDto {
 impl From<Target> for TargetDto {
     fn from(t: Target) -> Self {
         match t {
+            Target::Folder { path } => TargetDto::Folder { path },
             Target::File { path } => TargetDto::File { path },
             Target::Chunk {
                 path,
@@ -48,6 +54,9 @@ impl From<Target> for TargetDto {
 impl From<TargetDto> for Target {
     fn from(t: TargetDto) -> Self {
         match t {
+            TargetDto::Folder { path } => Target::Folder {
+                path: path.trim_end_matches('/').to_owned(),
+            },
             TargetDto::File { path } => Target::File { path },
             TargetDto::Chunk {
                 path,

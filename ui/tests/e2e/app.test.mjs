@@ -375,6 +375,18 @@ test('the Changes switch reviews the working tree: the changed code is pinned, t
   const prompt = await browser.execute(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '');
   assert.match(prompt, /\+int ring_peek\(const Ring \*r, unsigned char \*out\) \{/, 'the diff is in the prompt');
   await screenshot('app-changes.png');
+  // The same change as its new code, the added lines numbered and marked.
+  await (await byId('changes-as-code')).click();
+  await browser.waitUntil(
+    () =>
+      browser.execute(() =>
+        /^\+ +\d+ \| int ring_peek\(const Ring \*r, unsigned char \*out\) \{$/m.test(
+          document.querySelector('[data-testid="prompt-preview"]')?.textContent ?? '',
+        ),
+      ),
+    { timeout: UI_TIMEOUT_MS, timeoutMsg: 'the change is not shown as marked code' },
+  );
+  await (await byId('changes-as-code')).click();
   await (await byId('changes-toggle')).click();
   await (await byId('changes-summary')).waitForDisplayed({ timeout: UI_TIMEOUT_MS, reverse: true });
 });

@@ -277,6 +277,18 @@ test('the token map shows sizes, then what the question put in; it zooms, pins a
   await p.getByTestId('map-weight-clear').click();
   await p.locator('[data-testid="map-node"][data-path="tests/pack_test.rs"][data-status="hidden"]').waitFor({ state: 'detached' });
 
+  // A folder can be banned (and unbanned) as a whole, like a file.
+  await p.locator('[data-testid="map-node"][data-path="tests"]').click(header);
+  assert.equal(await p.getByTestId('map-ban').innerText(), 'Ban folder');
+  await p.getByTestId('map-ban').click();
+  assert.deepEqual(await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'mark').at(-1).args.target), {
+    kind: 'folder',
+    path: 'tests',
+  });
+  await p.locator('[data-testid="map-node"][data-path="tests/pack_test.rs"][data-status="banned"]').waitFor();
+  await p.locator('[aria-label="Unban tests/"]').click();
+  await p.locator('[data-testid="map-node"][data-path="tests/pack_test.rs"][data-status="banned"]').waitFor({ state: 'detached' });
+
   // Zoom into a folder and back out by the breadcrumbs.
   await p.locator('[data-testid="map-node"][data-path="docs"]').dblclick(header);
   await p.locator('[data-testid="map-crumb"][data-path="docs"]').waitFor();
@@ -750,6 +762,15 @@ test('the Changes switch reviews a diff, with or without a question, and says wh
   assert.match(await p.getByTestId('changes-summary').innerText(), /unstaged changes: 2 files, 3 hunks, \+7 lines · 1 pinned/);
   assert.match(await p.getByTestId('prompt-preview').textContent(), /<diff>/);
   assert.equal(await row(p, 'src/pack.rs').getAttribute('data-pinned'), 'true', 'the changed hunk is pinned');
+
+  // As code: the knob goes with the call, and stays a knob (saved with the others).
+  await p.getByTestId('changes-as-code').check();
+  await p.waitForFunction(
+    () => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.knobs.toggles.diff_as_code === true,
+  );
+  await p.waitForFunction(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent?.includes('+ 12 |     used += item;'));
+  await p.getByTestId('changes-as-code').uncheck();
+  await p.waitForFunction(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent?.includes('+    used += item;'));
 
   await p.getByTestId('changes-spec').selectOption('staged');
   await p.waitForFunction(() => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.change === 'staged');

@@ -83,6 +83,9 @@ pub struct TogglesPatch {
     /// Best items at both ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_in_middle: Option<bool>,
+    /// A change as its new code, changed lines marked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_as_code: Option<bool>,
 }
 
 /// A change to [`Knobs`]: every field optional, `None` keeps the base's
@@ -419,6 +422,7 @@ impl KnobsPatch {
             toggles.scores = t.scores.unwrap_or(toggles.scores);
             toggles.structured = t.structured.unwrap_or(toggles.structured);
             toggles.lost_in_middle = t.lost_in_middle.unwrap_or(toggles.lost_in_middle);
+            toggles.diff_as_code = t.diff_as_code.unwrap_or(toggles.diff_as_code);
         }
         set(&mut knobs.sanitize, &self.sanitize);
         set(&mut knobs.redact_secrets, &self.redact_secrets);
@@ -453,6 +457,7 @@ impl KnobsPatch {
             scores: diff(&a.scores, &b.scores),
             structured: diff(&a.structured, &b.structured),
             lost_in_middle: diff(&a.lost_in_middle, &b.lost_in_middle),
+            diff_as_code: diff(&a.diff_as_code, &b.diff_as_code),
         };
         KnobsPatch {
             model: diff(&base.model, &target.model),
@@ -589,6 +594,7 @@ mod tests {
                     context_window: 1000,
                     default_budget: 5000,
                     safety_margin: 2.0,
+                    exact: false,
                 },
                 ModelSpec {
                     name: "".into(),
@@ -596,6 +602,7 @@ mod tests {
                     context_window: 1000,
                     default_budget: 500,
                     safety_margin: 0.0,
+                    exact: false,
                 },
             ],
             ..Knobs::default()

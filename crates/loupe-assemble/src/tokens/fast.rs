@@ -62,6 +62,27 @@ const CL100K_SPLIT: &str = concat!(
     r"|\s+",
 );
 
+/// Qwen 2's split pattern (`QWEN2_PATTERN` in `tokens.rs`), the same way:
+/// cl100k's older form, with one digit per piece and newline runs whole.
+const QWEN2_SPLIT: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+    r"|[^\r\n\p{L}\p{N}]?\p{L}+",
+    r"|\p{N}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"|\s*[\r\n]+",
+    r"|\s+",
+);
+
+/// Qwen 3.5's (`QWEN35_PATTERN`), the same way: marks join letters.
+const QWEN35_SPLIT: &str = concat!(
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+    r"|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+",
+    r"|\p{N}",
+    r"| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*",
+    r"|\s*[\r\n]+",
+    r"|\s+",
+);
+
 /// Pieces this long or longer are counted by tiktoken-rs itself.
 const LONG_PIECE: usize = 100;
 
@@ -70,6 +91,8 @@ const LONG_PIECE: usize = 100;
 pub(super) enum Split {
     O200k,
     Cl100k,
+    Qwen2,
+    Qwen35,
 }
 
 /// Merged pieces per generation of one thread's memo, per encoding.
@@ -85,7 +108,7 @@ struct ThreadState {
 
 thread_local! {
     /// This thread's state, one per [`Split`].
-    static STATES: RefCell<[Option<ThreadState>; 2]> = const { RefCell::new([None, None]) };
+    static STATES: RefCell<[Option<ThreadState>; 4]> = const { RefCell::new([None, None, None, None]) };
 }
 
 /// A split pattern and the ranks of one encoding.
@@ -103,6 +126,8 @@ impl Counter {
         let (pattern, slot) = match split {
             Split::O200k => (O200K_SPLIT, 0),
             Split::Cl100k => (CL100K_SPLIT, 1),
+            Split::Qwen2 => (QWEN2_SPLIT, 2),
+            Split::Qwen35 => (QWEN35_SPLIT, 3),
         };
         let split = Regex::new(pattern).ok()?;
         let special: HashSet<Rank> = bpe

@@ -113,10 +113,12 @@ pub struct ContextArgs {
     pub format: Option<PromptFormat>,
     /// Path weight rules over the project's own (same glob: this weight wins).
     pub path_weights: Option<Vec<PathWeightArg>>,
-    /// Files (project-relative paths) or symbol names that must be in the
-    /// prompt, whatever their score.
+    /// Files (project-relative paths), folders (`src/api/`: every file
+    /// under it) or symbol names that must be in the prompt, whatever their
+    /// score.
     pub pins: Option<Vec<String>>,
-    /// Files (project-relative paths) or symbol names to keep out of the prompt.
+    /// Files (project-relative paths), folders (`vendor/`) or symbol names
+    /// to keep out of the prompt.
     pub bans: Option<Vec<String>>,
     /// The project folder (absolute, or relative to the server's working
     /// folder). Default: the one the server was started on; another must be
@@ -128,6 +130,9 @@ pub struct ContextArgs {
     /// code is pinned, and callers, callees and tests follow; `question`
     /// may then be empty ("Review this change.").
     pub diff: Option<String>,
+    /// With `diff`: show the change as its new code, numbered, the changed
+    /// lines marked `+`, instead of as a unified diff. Default false.
+    pub diff_as_code: Option<bool>,
 }
 
 /// Arguments of `search`.
@@ -211,6 +216,17 @@ impl ContextArgs {
             self.pins.as_deref(),
             self.bans.as_deref(),
         )?;
+        if let Some(as_code) = self.diff_as_code {
+            if change.is_none() {
+                return Err(BadArg(
+                    "`diff_as_code` shapes a `diff`: give `diff` too".into(),
+                ));
+            }
+            shape.knobs.toggles = Some(loupe_assemble::knobs::TogglesPatch {
+                diff_as_code: Some(as_code),
+                ..Default::default()
+            });
+        }
         shape.change = change;
         Ok((question, shape))
     }
@@ -375,6 +391,8 @@ impl Shape {
 /// What a name in `pins`, `bans` or `target` is in the index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Named {
+    /// A folder holding indexed files (project-relative, no trailing `/`).
+    Folder(String),
     /// An indexed file (project-relative path).
     File(String),
     /// A defined symbol and the chunks defining it.
@@ -406,9 +424,10 @@ pub fn normalize(name: &str, root: &Path) -> String {
     p
 }
 
-/// Resolves `name`: an indexed path, then a path suffix that ends exactly
-/// one indexed path at a `/`, then a symbol. A suffix of several paths is
-/// an error that lists them.
+/// Resolves `name`: a folder when it ends with `/`; else an indexed path,
+/// then a path suffix that ends exactly one indexed path at a `/`, then a
+/// symbol, then a folder. A suffix of several paths is an error that lists
+/// them.
 pub fn resolve(
     name: &str,
     root: &Path,
@@ -416,6 +435,22 @@ pub fn resolve(
     symbols: &SymbolTable,
 ) -> Result<Named, BadArg> {
     let name = normalize(name, root);
+    let is_folder = |folder: &str| {
+        let prefix = format!("{folder}/");
+        paths
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|p| p.starts_with(&prefix))
+    };
+    if let Some(folder) = name.strip_suffix('/') {
+        let folder = folder.trim_end_matches('/');
+        if !folder.is_empty() && is_folder(folder) {
+            return Ok(Named::Folder(folder.to_owned()));
+        }
+        return Err(BadArg(format!(
+            "{name:?}: no indexed file is under that folder (give its path from the project root)"
+        )));
+    }
     if paths.contains(&name) {
         return Ok(Named::File(name));
     }
@@ -445,6 +480,9 @@ pub fn resolve(
     let ids = symbols.exact(&name);
     if !ids.is_empty() {
         return Ok(Named::Symbol(name, ids.to_vec()));
+    }
+    if is_folder(&name) {
+        return Ok(Named::Folder(name));
     }
     let looks_like_path = name.contains('/')
         || Path::new(&name)
@@ -591,7 +629,7 @@ mod tests {
         );
         bad(
             json!({"question": "q", "budjet": 300}),
-            "bad arguments: unknown field `budjet`, expected one of `question`, `budget`, `model`, `format`, `path_weights`, `pins`, `bans`, `project`, `diff`",
+            "bad arguments: unknown field `budjet`, expected one of `question`, `budget`, `model`, `format`, `path_weights`, `pins`, `bans`, `project`, `diff`, `diff_as_code`",
         );
         bad(
             json!({"question": "q", "diff": "HEAD"}),

@@ -328,6 +328,7 @@ async fn targets(project: &Project, list: &str, names: &[String]) -> Result<Vec<
     let mut out = Vec::new();
     for name in names {
         match args::resolve(name, project.root(), &paths, &symbols)? {
+            Named::Folder(path) => out.push(Target::Folder { path }),
             Named::File(path) => out.push(Target::File { path }),
             Named::Symbol(_, ids) => {
                 for id in ids.into_iter().take(args::MAX_CHUNKS_PER_NAME) {
@@ -522,6 +523,12 @@ impl LoupeServer {
             &project.indexed_paths(),
             &project.symbol_table(),
         )?;
+        if let args::Named::Folder(folder) = &named {
+            return Err(args::BadArg(format!(
+                "`target` {folder:?} is a folder: explain takes one file or symbol (`search` lists a folder's candidates)"
+            ))
+            .into());
+        }
         let (answer, request) = self.projects.ask(&served, question, &shape).await?;
         record(&served, "explain", peer, &request, Some(target), &answer);
         let (paths, symbols) = (project.indexed_paths(), project.symbol_table());

@@ -340,7 +340,8 @@ pub fn search_reply(answer: &Answer, limit: usize) -> SearchReply {
 /// retrieved" from "unknown" (the engine's golden-question matcher).
 pub fn explain_reply(answer: &Answer, target: &Named, index: &IndexedNames<'_>) -> ExplainReply {
     let (expected, kind, name) = match target {
-        Named::File(p) => (Expected::File(p.clone()), "file", p.clone()),
+        // `explain` refuses a folder before asking; as a file it is unknown.
+        Named::Folder(p) | Named::File(p) => (Expected::File(p.clone()), "file", p.clone()),
         Named::Symbol(s, _) => (Expected::Symbol(s.clone()), "symbol", s.clone()),
         Named::Unknown {
             name,
@@ -445,6 +446,11 @@ pub fn explain_reply(answer: &Answer, target: &Named, index: &IndexedNames<'_>) 
 /// Whether a ban in the request took `target`'s chunks out.
 fn is_banned(answer: &Answer, target: &Named) -> bool {
     answer.selected.banned.iter().any(|c| match target {
+        Named::Folder(p) => c
+            .chunk
+            .path
+            .strip_prefix(p.as_str())
+            .is_some_and(|r| r.starts_with('/')),
         Named::File(p) => &c.chunk.path == p,
         Named::Symbol(_, ids) => ids.contains(&c.chunk.id),
         Named::Unknown { .. } => false,

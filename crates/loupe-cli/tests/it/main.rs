@@ -12,6 +12,7 @@ mod eval;
 mod golden;
 mod history;
 mod map;
+mod models;
 mod review;
 mod support;
 mod team;

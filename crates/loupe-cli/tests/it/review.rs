@@ -127,6 +127,31 @@ fn an_unstaged_change_is_pinned_with_its_diff_callers_and_tests() {
     ));
     assert!(asked.contains("<question>\nCan the tax ever be negative?\n</question>"));
     assert!(asked.contains("+    net + tax.max(0)"));
+
+    // As code: the new lines numbered, the changed ones marked, the removed
+    // one counted; the same code pinned.
+    let as_code = stdout_ok(&query(&data, &root, &["--diff", "--diff-as-code"]));
+    let notes = between(&as_code, "<notes>", "</notes>");
+    assert!(
+        notes.contains("as the new code with numbered lines"),
+        "{notes}"
+    );
+    let marked = |text: &str| {
+        notes
+            .lines()
+            .any(|l| l.starts_with("+ ") && l.ends_with(&format!(" | {text}")))
+    };
+    assert!(marked("    let tax = net * tax_percent / 100;"), "{notes}");
+    assert!(marked("    net + tax.max(0)"), "{notes}");
+    assert!(notes.contains("| (1 line removed)"), "{notes}");
+    assert!(
+        !notes.contains("-    net + net * tax_percent / 100"),
+        "{notes}"
+    );
+    assert_eq!(
+        between(&as_code, "<documents kind=\"pinned\">", "</documents>"),
+        pinned
+    );
 }
 
 #[test]

@@ -96,6 +96,78 @@ async fn bans_remove_candidates_unless_a_chunk_pin_keeps_one() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_pins_or_bans_every_file_under_it_and_nothing_beside_it() {
+    let env = Env::new();
+    sample_project(&env);
+    // Beside `src/`, a folder whose name starts the same way.
+    env.write("srcx/other.rs", "pub fn other() {}\n");
+    env.write("src/deep/inner.rs", "pub fn inner() {}\n");
+    let p = env.open(None).await;
+    index(&p).await;
+    let folder = Target::Folder { path: "src".into() };
+    let paths = |cs: &[loupe_assemble::Candidate]| {
+        let mut v: Vec<String> = cs.iter().map(|c| c.chunk.path.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+
+    // Pinned with nothing retrieved: every file under it, at any depth, is
+    // looked up and added; `srcx/` is not under `src/`.
+    let pinned = Selection {
+        pinned: vec![folder.clone()],
+        banned: Vec::new(),
+    };
+    let s = p.apply_selection(&[], &pinned).await.unwrap();
+    assert_eq!(
+        paths(&s.candidates),
+        ["src/deep/inner.rs", "src/pack.rs", "src/render.rs"]
+    );
+    assert!(s.candidates.iter().all(|c| c.signals.pinned));
+    assert!(s.pinned_by.values().all(|t| t == &folder));
+
+    // Banned: the retrieved candidates under it go, the rest stay.
+    let everything = p
+        .retrieve(&loupe_engine::RetrieveQuery::from_question(
+            "render_prompt pack_items other inner write_report",
+        ))
+        .await
+        .unwrap();
+    let banned = Selection {
+        pinned: Vec::new(),
+        banned: vec![folder.clone()],
+    };
+    let s = p.apply_selection(&everything, &banned).await.unwrap();
+    assert!(s.candidates.iter().all(|c| !folder.covers(&c.chunk.path)));
+    assert!(s.candidates.iter().any(|c| c.chunk.path == "srcx/other.rs"));
+    assert!(!s.banned.is_empty());
+    assert!(s.banned.iter().all(|c| c.chunk.path.starts_with("src/")));
+    assert_eq!(s.candidates.len() + s.banned.len(), everything.len());
+
+    // A pin inside a banned folder wins, as inside a banned file.
+    let both = Selection {
+        pinned: vec![render_pin()],
+        banned: vec![folder.clone()],
+    };
+    let s = p.apply_selection(&everything, &both).await.unwrap();
+    assert!(
+        s.candidates
+            .iter()
+            .any(|c| c.signals.pinned && c.chunk.path == "src/render.rs")
+    );
+
+    // A folder with nothing indexed under it is a missing pin.
+    let none = Selection {
+        pinned: vec![Target::Folder {
+            path: "nowhere".into(),
+        }],
+        banned: Vec::new(),
+    };
+    let s = p.apply_selection(&[], &none).await.unwrap();
+    assert_eq!(s.missing, none.pinned);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_indexed_files_are_read_and_changes_make_them_stale() {
     let env = Env::new();
     sample_project(&env);

@@ -123,7 +123,7 @@ const DEFAULT_KNOBS: KnobsDto = {
   recency_half_life_days: 30,
   min_score: null,
   answer_reserve: 4096,
-  toggles: { sources: true, scores: false, structured: false, lost_in_middle: false },
+  toggles: { sources: true, scores: false, structured: false, lost_in_middle: false, diff_as_code: false },
   sanitize: true,
   redact_secrets: true,
   intent: null,
@@ -319,7 +319,9 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
   const sel = selectionOf(root);
   const markOf = (c: Candidate, i: number) => {
     const hit = (t: TargetDto) =>
-      t.path === c.path && (t.kind === 'file' || t.start_line === startLine(i));
+      t.kind === 'folder'
+        ? c.path.startsWith(`${t.path}/`)
+        : t.path === c.path && (t.kind === 'file' || t.start_line === startLine(i));
     const pin = sel.pinned.find(hit);
     if (pin) return { mark: 'pin' as const, target: pin };
     const ban = sel.banned.find(hit);
@@ -489,7 +491,8 @@ function answer(root: string, question: string, knobs: KnobsDto, agentRequest: s
     result.change = { spec, files: 2, hunks: 3, added_lines: 7, pinned: 1 };
     const pack = result.rows.find((r) => r.path === 'src/pack.rs');
     if (pack) pack.score = { ...pack.score, score: 1, pinned: true };
-    result.prompt = `<diff>\n+    used += item;\n</diff>\n${result.prompt}`;
+    const hunk = knobs.toggles.diff_as_code ? '+ 12 |     used += item;' : '+    used += item;';
+    result.prompt = `<diff>\n${hunk}\n</diff>\n${result.prompt}`;
   }
   if (agentRequest) {
     const call = agentCalls.find((c) => c.dto.id === agentRequest);
@@ -562,8 +565,8 @@ export const mockBackend: Backend = {
   },
   async models() {
     return [
-      { name: 'gpt-4o', context_window: 128000, default_budget: MODEL_BUDGET, encoding: 'o200k_base', safety_margin: 0 },
-      { name: 'claude-sonnet-4', context_window: 200000, default_budget: 12000, encoding: 'o200k_base', safety_margin: 0.1 },
+      { name: 'gpt-4o', context_window: 128000, default_budget: MODEL_BUDGET, encoding: 'o200k_base', safety_margin: 0, exact: true },
+      { name: 'claude-sonnet-4', context_window: 200000, default_budget: 12000, encoding: 'cl100k_base', safety_margin: 0.15, exact: false },
     ];
   },
   async defaultKnobs() {

@@ -100,7 +100,7 @@ kind: string,
  */
 message: string, };
 
-export type EncodingDto = "o200k_base" | "cl100k_base";
+export type EncodingDto = "o200k_base" | "cl100k_base" | "qwen2" | "qwen3_5";
 
 export type ModelDto = { 
 /**
@@ -123,7 +123,13 @@ encoding: EncodingDto,
  * Share of the budget kept free because `encoding` only approximates
  * the model's own tokenizer (0 for OpenAI models).
  */
-safety_margin: number, };
+safety_margin: number, 
+/**
+ * Whether `encoding` is the model's own tokenizer (counts are exact)
+ * rather than a stand-in (counts are estimates, hence the margin).
+ * Absent in rows saved before it existed: estimated.
+ */
+exact: boolean, };
 
 export type BudgetUnit = "tokens" | "chars";
 
@@ -155,7 +161,13 @@ structured: boolean,
 /**
  * The best items at both ends of the context ("lost in the middle").
  */
-lost_in_middle: boolean, };
+lost_in_middle: boolean, 
+/**
+ * A change under review shown as its new code, changed lines marked,
+ * instead of as a unified diff. Absent in knobs saved before it
+ * existed: off.
+ */
+diff_as_code: boolean, };
 
 export type IntentDto = "docs" | "tests" | "code" | "default";
 
@@ -300,7 +312,11 @@ pinned: boolean, };
 
 export type RowStatus = "included" | "degraded" | "dropped" | "hidden" | "banned";
 
-export type TargetDto = { "kind": "file", 
+export type TargetDto = { "kind": "folder", 
+/**
+ * Project-relative folder path, without a trailing `/`.
+ */
+path: string, } | { "kind": "file", 
 /**
  * Project-relative path.
  */
