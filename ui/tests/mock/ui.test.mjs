@@ -666,6 +666,18 @@ test('a type or intent override lasts for its question only', async () => {
   await p.close();
 });
 
+test('the model picker says whether the count is exact or estimated, and the margin', async () => {
+  const p = await page();
+  await ask(p);
+  const line = p.getByTestId('model-count');
+  assert.equal(await line.getAttribute('data-exact'), 'true');
+  assert.match(await line.innerText(), /Counted exactly with gpt-4o's own tokenizer \(o200k_base\)/);
+  await p.getByTestId('model-select').selectOption('claude-sonnet-4');
+  await p.waitForFunction(() => document.querySelector('[data-testid="model-count"]')?.getAttribute('data-exact') === 'false');
+  assert.match(await line.innerText(), /Estimated with cl100k_base; 15% of the budget kept free/);
+  await p.close();
+});
+
 test('a model of your own is added, picked and sets the default budget', async () => {
   const p = await page();
   await ask(p);
