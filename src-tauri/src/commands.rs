@@ -12,8 +12,8 @@
 use crate::dto::{
     AgentRequestDetailDto, AgentRequestDto, AgentRequestsDto, AssemblyDto, ChunkDetailDto,
     CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, GoldenRunDto, IndexEvent, KnobsDto,
-    MapNodeDto, MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto, RecentDto,
-    SelectionDto, StatusDto, TargetDto, WatchEventDto,
+    MapNodeDto, MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto,
+    QuestionTypeDto, RecentDto, SelectionDto, StatusDto, TargetDto, WatchEventDto,
 };
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
@@ -145,6 +145,24 @@ pub fn models() -> Vec<ModelDto> {
         .iter()
         .map(ModelDto::from)
         .collect()
+}
+
+/// The built-in instruction preamble of every question type, for the
+/// editor that lets a user write their own (`KnobsDto::instructions`).
+#[tauri::command]
+pub fn builtin_instructions() -> std::collections::BTreeMap<QuestionTypeDto, String> {
+    use loupe_assemble::classify::{QuestionType, instructions};
+    [
+        QuestionType::Implementation,
+        QuestionType::Architectural,
+        QuestionType::Debugging,
+        QuestionType::CodeExplanation,
+        QuestionType::FeatureRequest,
+        QuestionType::Review,
+    ]
+    .into_iter()
+    .map(|kind| (kind.into(), instructions(kind).to_owned()))
+    .collect()
 }
 
 /// The knobs a new project starts with.

@@ -370,6 +370,11 @@ pub struct KnobsDto {
     pub intent: Option<IntentDto>,
     /// Overrides the detected question type; `null`: detected.
     pub question_type: Option<QuestionTypeDto>,
+    /// The user's own instruction preamble per question type (a type
+    /// without one gets the built-in). Absent in knobs saved before it
+    /// existed: none.
+    #[serde(default)]
+    pub instructions: std::collections::BTreeMap<QuestionTypeDto, String>,
 }
 
 /// Output toggles of the prompt.
@@ -407,7 +412,7 @@ pub enum IntentDto {
 }
 
 /// The kind of answer a question wants (picks the instructions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum QuestionTypeDto {
@@ -421,6 +426,8 @@ pub enum QuestionTypeDto {
     CodeExplanation,
     /// "Add support for…".
     FeatureRequest,
+    /// A change to review.
+    Review,
 }
 
 impl From<Intent> for IntentDto {
@@ -453,6 +460,20 @@ impl From<QuestionTypeDto> for QuestionType {
             QuestionTypeDto::Debugging => QuestionType::Debugging,
             QuestionTypeDto::CodeExplanation => QuestionType::CodeExplanation,
             QuestionTypeDto::FeatureRequest => QuestionType::FeatureRequest,
+            QuestionTypeDto::Review => QuestionType::Review,
+        }
+    }
+}
+
+impl From<QuestionType> for QuestionTypeDto {
+    fn from(q: QuestionType) -> Self {
+        match q {
+            QuestionType::Implementation => QuestionTypeDto::Implementation,
+            QuestionType::Architectural => QuestionTypeDto::Architectural,
+            QuestionType::Debugging => QuestionTypeDto::Debugging,
+            QuestionType::CodeExplanation => QuestionTypeDto::CodeExplanation,
+            QuestionType::FeatureRequest => QuestionTypeDto::FeatureRequest,
+            QuestionType::Review => QuestionTypeDto::Review,
         }
     }
 }
@@ -509,6 +530,11 @@ impl From<Knobs> for KnobsDto {
             // The core has no question-type knob; the app overrides the
             // classification it passes to assembly instead.
             question_type: None,
+            instructions: k
+                .instructions
+                .into_iter()
+                .map(|(kind, text)| (kind.into(), text))
+                .collect(),
         }
     }
 }
@@ -556,6 +582,11 @@ impl From<KnobsDto> for Knobs {
             sanitize: d.sanitize,
             redact_secrets: d.redact_secrets,
             intent: d.intent.map(Intent::from),
+            instructions: d
+                .instructions
+                .into_iter()
+                .map(|(kind, text)| (kind.into(), text))
+                .collect(),
             ..Knobs::default()
         };
         knobs.normalize();

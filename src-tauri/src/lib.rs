@@ -32,6 +32,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::project_status,
             commands::diagnostics,
             commands::models,
+            commands::builtin_instructions,
             commands::default_knobs,
             commands::assemble,
             commands::token_map,

@@ -569,7 +569,11 @@ fn fixed_stage(
 ) -> Fixed {
     let knobs = &request.knobs;
     let measure = room.measure;
-    let instructions = classify::instructions(asked.classification.question_type).to_string();
+    let kind = asked.classification.question_type;
+    let instructions = match knobs.instructions.get(&kind) {
+        Some(own) if !own.trim().is_empty() => own.clone(),
+        _ => classify::instructions(kind).to_string(),
+    };
     let notes: Vec<String> = request
         .notes
         .iter()

@@ -12,7 +12,7 @@ pub use patch::{
     KnobProblem, KnobsPatch, TogglesPatch, check_path_weight, limits, set_path_weight,
 };
 
-use crate::classify::{Classification, Intent, QueryAnalysis};
+use crate::classify::{Classification, Intent, QueryAnalysis, QuestionType};
 use crate::fit::{FitReport, Message};
 use crate::guard::DEFAULT_USER_MESSAGE_CAP;
 use crate::model::ChunkId;
@@ -99,6 +99,9 @@ pub struct Knobs {
     pub user_message_cap: usize,
     /// Add the enclosing definition's header to methods whose parent is not included.
     pub glue: bool,
+    /// The user's own instruction preamble per question type; a type
+    /// without one gets the built-in ([`crate::classify::instructions`]).
+    pub instructions: std::collections::BTreeMap<QuestionType, String>,
     /// The current time, seconds since the Unix epoch (for recency).
     pub now: i64,
 }
@@ -131,6 +134,7 @@ impl Default for Knobs {
             redact_secrets: true,
             user_message_cap: DEFAULT_USER_MESSAGE_CAP,
             glue: true,
+            instructions: std::collections::BTreeMap::new(),
             now: 0,
         }
     }

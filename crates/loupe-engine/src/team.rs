@@ -36,6 +36,9 @@
 //! default_budget = 16000
 //! encoding = "cl100k_base"       # default o200k_base
 //! safety_margin = 0.1            # default 0
+//!
+//! [instructions]                 # the preamble per question type, over the built-in
+//! review = "Review this change against our API guidelines in docs/api.md."
 //! ```
 //!
 //! *Invariant:* the file never stops anything. A missing file is no layer;
@@ -86,6 +89,7 @@ pub const KEYS: &[&str] = &[
     "sanitize",
     "redact_secrets",
     "intent",
+    "instructions",
 ];
 
 /// Something in the file that was ignored, and why.
@@ -346,6 +350,7 @@ impl Layer<'_> {
             "sanitize" => self.patch.sanitize = self.value(key, line, value),
             "redact_secrets" => self.patch.redact_secrets = self.value(key, line, value),
             "intent" => self.patch.intent = self.value::<Intent>(key, line, value),
+            "instructions" => self.patch.instructions = self.value(key, line, value),
             _ => self.warn(line, format!("knob `{key}` is not read yet, ignored")),
         }
     }
@@ -415,12 +420,14 @@ mod tests {
              format = \"markdown\"\nrecency_weight = 0.25\nrecency_half_life_days = 7\n\
              min_score = 0.5\nanswer_reserve = 100\nsanitize = false\nredact_secrets = false\n\
              intent = \"tests\"\ntoggles = { scores = true }\n\
+             instructions = { review = \"Check the API.\" }\n\
              [[path_weights]]\nglob = \" vendor/** \"\nweight = 0\n\
              [[models]]\nname = \"Ours\"\ncontext_window = 1000\ndefault_budget = 5000\n",
             &[
                 "answer_reserve=100",
                 "budget={\"chars\":9000}",
                 "format=\"markdown\"",
+                "instructions={\"review\":\"Check the API.\"}",
                 "intent=\"tests\"",
                 "k=30",
                 "lod=false",

@@ -105,6 +105,23 @@ fn the_new_knobs_reach_the_prompt() {
         strict.rows
     );
 
+    // The user's own preamble for the question's type replaces the
+    // built-in one, which the app can show to start from.
+    let builtins: std::collections::BTreeMap<String, String> =
+        h.ok("builtin_instructions", json!({}));
+    assert_eq!(builtins.len(), 6, "{builtins:?}");
+    let kind = &base.report.question_type;
+    assert!(base.prompt.contains(&builtins[kind]), "{kind}");
+    let own: AssemblyDto = h.ok(
+        "assemble",
+        h.ask(
+            QUESTION,
+            json!({ "instructions": { kind.as_str(): "Answer in one line." } }),
+        ),
+    );
+    assert!(own.prompt.contains("Answer in one line."));
+    assert!(!own.prompt.contains(&builtins[kind]));
+
     let reserved: AssemblyDto = h.ok(
         "assemble",
         h.ask(QUESTION, json!({ "answer_reserve": 1000 })),

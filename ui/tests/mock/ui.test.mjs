@@ -666,6 +666,32 @@ test('a type or intent override lasts for its question only', async () => {
   await p.close();
 });
 
+test("the preamble of the question's type can be rewritten, saved with the knobs, and put back", async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('instructions-edit').click();
+  const text = p.getByTestId('instructions-text');
+  assert.equal(await text.inputValue(), 'Answer using the code below.', 'the built-in text to start from');
+  await text.fill('Answer as a haiku.');
+  await p.getByTestId('instructions-apply').click();
+  await p.waitForFunction(
+    () =>
+      window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').at(-1)?.args.knobs.instructions.code_explanation ===
+      'Answer as a haiku.',
+  );
+  await p.waitForFunction(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent?.includes('Answer as a haiku.'));
+  assert.equal(await p.getByTestId('instructions-edit').getAttribute('data-own'), 'true');
+  // Another type shows its own (built-in) text; the review type is one to pick.
+  await p.getByTestId('type-override').selectOption('review');
+  await p.waitForFunction(() => document.querySelector('[data-testid="instructions-text"]')?.value === 'Review this change.');
+  await p.getByTestId('type-override').selectOption({ index: 0 });
+  await p.waitForFunction(() => document.querySelector('[data-testid="instructions-text"]')?.value === 'Answer as a haiku.');
+  await p.getByTestId('instructions-reset').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid="prompt-preview"]')?.textContent?.includes('Answer using the code below.'));
+  assert.equal(await p.getByTestId('instructions-edit').getAttribute('data-own'), 'false');
+  await p.close();
+});
+
 test('the model picker says whether the count is exact or estimated, and the margin', async () => {
   const p = await page();
   await ask(p);

@@ -13,7 +13,9 @@ use super::query::QueryAnalysis;
 use crate::model::Role;
 
 /// The kind of answer a question wants (the seed's five prompt shapes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum QuestionType {
     /// "How do I…": concrete code patterns.

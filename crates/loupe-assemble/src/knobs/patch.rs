@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Budget, Knobs};
-use crate::classify::Intent;
+use crate::classify::{Intent, QuestionType};
 use crate::models::ModelSpec;
 use crate::rank::PathWeight;
 use crate::render::Format;
@@ -65,6 +65,8 @@ pub mod limits {
     pub const MIN_BUDGET: u32 = 100;
     /// Most automatic items `k` may ask for.
     pub const MAX_K: usize = 10_000;
+    /// Longest instruction preamble of one question type, in characters.
+    pub const MAX_INSTRUCTIONS_CHARS: usize = 4_000;
 }
 
 /// Toggles a patch changes; `None` keeps the base's.
@@ -152,6 +154,10 @@ pub struct KnobsPatch {
     /// Headers of enclosing definitions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub glue: Option<bool>,
+    /// Instruction preambles, set per question type over the base's; an
+    /// empty text puts the built-in one back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<std::collections::BTreeMap<QuestionType, String>>,
 }
 
 /// Something in a patch that is out of range, found by
@@ -273,6 +279,12 @@ impl Knobs {
         self.k = self.k.map(|k| k.clamp(1, MAX_K));
         self.min_score = self.min_score.map(|m| MIN_SCORE.clamp(m));
         self.diversity = self.diversity.map(|d| DIVERSITY.clamp(d));
+        self.instructions.retain(|_, text| !text.trim().is_empty());
+        for text in self.instructions.values_mut() {
+            if let Some((at, _)) = text.char_indices().nth(MAX_INSTRUCTIONS_CHARS) {
+                text.truncate(at);
+            }
+        }
     }
 }
 
@@ -333,6 +345,16 @@ impl KnobsPatch {
         {
             self.k = None;
             whole("k", format!("{k}: must be between 1 and {MAX_K}"));
+        }
+        if let Some(texts) = &mut self.instructions {
+            let before = texts.len();
+            texts.retain(|_, t| t.chars().count() <= MAX_INSTRUCTIONS_CHARS);
+            if texts.len() < before {
+                whole(
+                    "instructions",
+                    format!("longer than {MAX_INSTRUCTIONS_CHARS} characters: left out"),
+                );
+            }
         }
         if let Some(rules) = self.path_weights.take() {
             let mut kept = Vec::with_capacity(rules.len());
@@ -427,6 +449,13 @@ impl KnobsPatch {
         set(&mut knobs.sanitize, &self.sanitize);
         set(&mut knobs.redact_secrets, &self.redact_secrets);
         set(&mut knobs.glue, &self.glue);
+        for (kind, text) in self.instructions.iter().flatten() {
+            if text.trim().is_empty() {
+                knobs.instructions.remove(kind);
+            } else {
+                knobs.instructions.insert(*kind, text.clone());
+            }
+        }
     }
 
     /// The patch that takes `base` to `target`: each knob that differs,
@@ -459,6 +488,19 @@ impl KnobsPatch {
             lost_in_middle: diff(&a.lost_in_middle, &b.lost_in_middle),
             diff_as_code: diff(&a.diff_as_code, &b.diff_as_code),
         };
+        // Each type whose text differs; one the target has no text for
+        // goes back to the built-in (an empty text).
+        let mut instructions = std::collections::BTreeMap::new();
+        for (kind, text) in &target.instructions {
+            if base.instructions.get(kind) != Some(text) {
+                instructions.insert(*kind, text.clone());
+            }
+        }
+        for kind in base.instructions.keys() {
+            if !target.instructions.contains_key(kind) {
+                instructions.insert(*kind, String::new());
+            }
+        }
         KnobsPatch {
             model: diff(&base.model, &target.model),
             models: diff(&base.models, &target.models),
@@ -482,6 +524,7 @@ impl KnobsPatch {
             sanitize: diff(&base.sanitize, &target.sanitize),
             redact_secrets: diff(&base.redact_secrets, &target.redact_secrets),
             glue: diff(&base.glue, &target.glue),
+            instructions: (!instructions.is_empty()).then_some(instructions),
         }
     }
 

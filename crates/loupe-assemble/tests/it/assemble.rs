@@ -221,3 +221,67 @@ fn a_warm_size_cache_changes_nothing() {
     }
     assert!(!cache.is_empty());
 }
+
+#[test]
+fn the_users_own_instructions_replace_the_preamble_of_their_type_only() {
+    use loupe_assemble::classify::{QuestionType, instructions};
+    use loupe_assemble::knobs::KnobsPatch;
+    let question = "How does packing work?";
+    let built_in = assemble(&project(), &request(question, Knobs::default()));
+    let kind = built_in.report.classification.question_type;
+    assert!(built_in.prompt.contains(instructions(kind)));
+
+    let own = "Answer in one paragraph, citing the files.";
+    let patch = KnobsPatch {
+        instructions: Some([(kind, own.to_owned())].into()),
+        ..KnobsPatch::default()
+    };
+    let knobs = patch.applied(&Knobs::default());
+    let mine = assemble(&project(), &request(question, knobs.clone()));
+    assert!(mine.prompt.contains(own), "{}", mine.prompt);
+    assert!(!mine.prompt.contains(instructions(kind)));
+    // The preamble is measured like the rest: the account still adds up.
+    assert_eq!(
+        mine.report.used,
+        loupe_assemble::tokens::count(loupe_assemble::tokens::Encoding::O200kBase, &mine.prompt)
+            as u32
+    );
+
+    // Another type keeps its built-in text.
+    let other = if kind == QuestionType::Debugging {
+        QuestionType::Architectural
+    } else {
+        QuestionType::Debugging
+    };
+    let patch = KnobsPatch {
+        instructions: Some([(other, own.to_owned())].into()),
+        ..KnobsPatch::default()
+    };
+    let untouched = assemble(
+        &project(),
+        &request(question, patch.applied(&Knobs::default())),
+    );
+    assert_eq!(untouched.prompt, built_in.prompt);
+
+    // An empty text puts the built-in back; `between` says so.
+    let reset = KnobsPatch {
+        instructions: Some([(kind, String::new())].into()),
+        ..KnobsPatch::default()
+    }
+    .applied(&knobs);
+    assert!(reset.instructions.is_empty());
+    assert_eq!(
+        KnobsPatch::between(&knobs, &reset).instructions,
+        Some([(kind, String::new())].into())
+    );
+
+    // Too long: left out with a problem, in every door that validates.
+    let mut long = KnobsPatch {
+        instructions: Some([(kind, "x".repeat(4_001))].into()),
+        ..KnobsPatch::default()
+    };
+    let problems = long.validate();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].knob, "instructions");
+    assert_eq!(long.instructions, Some(Default::default()));
+}

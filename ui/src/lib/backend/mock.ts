@@ -28,6 +28,7 @@ import {
   type MapStatusDto,
   type MapViewDto,
   type PresetDto,
+  type QuestionTypeDto,
   type RecentDto,
   type RowDto,
   type RowStatus,
@@ -128,8 +129,18 @@ const DEFAULT_KNOBS: KnobsDto = {
   redact_secrets: true,
   intent: null,
   question_type: null,
+  instructions: {},
 };
 const MODEL_BUDGET = 8000;
+/** The mock's built-in preambles (the real ones are the engine's). */
+const BUILTIN_INSTRUCTIONS: Partial<Record<QuestionTypeDto, string>> = {
+  implementation: 'Give concrete code.',
+  architectural: 'Give the big picture.',
+  debugging: 'Find the root cause.',
+  code_explanation: 'Answer using the code below.',
+  feature_request: 'Plan the feature.',
+  review: 'Review this change.',
+};
 
 interface Candidate {
   path: string;
@@ -310,6 +321,12 @@ function codeOf(r: RowDto): string {
   return `${r.path}\n`;
 }
 
+/** The preamble of the mock's question type: the user's own, else the built-in. */
+function instructionsFor(knobs: KnobsDto): string {
+  const kind = knobs.question_type ?? 'code_explanation';
+  return knobs.instructions[kind]?.trim() || BUILTIN_INSTRUCTIONS[kind] || '';
+}
+
 function mockAssemble(root: string, question: string, knobs: KnobsDto): AssemblyDto {
   const rules = knobs.path_weights
     .filter((w) => w.glob.trim() !== '')
@@ -416,7 +433,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
   const source = (r: RowDto) => (knobs.toggles.sources ? ` source="@${r.path}:${r.start_line}-${r.end_line}"` : '');
   const secret = knobs.redact_secrets ? '[REDACTED:aws-access-key]' : 'AKIAIOSFODNN7EXAMPLF';
   const prompt = [
-    '<instructions>Answer using the code below.</instructions>',
+    `<instructions>${instructionsFor(knobs)}</instructions>`,
     '<documents>',
     ...included.slice(0, 200).map((r) => `<document${source(r)}>\n${codeOf(r)}</document>`),
     '</documents>',
@@ -568,6 +585,9 @@ export const mockBackend: Backend = {
       { name: 'gpt-4o', context_window: 128000, default_budget: MODEL_BUDGET, encoding: 'o200k_base', safety_margin: 0, exact: true },
       { name: 'claude-sonnet-4', context_window: 200000, default_budget: 12000, encoding: 'cl100k_base', safety_margin: 0.15, exact: false },
     ];
+  },
+  async builtinInstructions() {
+    return { ...BUILTIN_INSTRUCTIONS };
   },
   async defaultKnobs() {
     return structuredClone(DEFAULT_KNOBS);

@@ -25,6 +25,7 @@ export const tauriBackend: Backend = {
   projectStatus: (root) => call('project_status', { root }),
   diagnostics: (root) => call('diagnostics', { root }),
   models: () => call('models'),
+  builtinInstructions: () => call('builtin_instructions'),
   defaultKnobs: () => call('default_knobs'),
   assemble: (root, question, knobs, agentRequest, change) =>
     call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null }),

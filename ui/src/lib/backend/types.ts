@@ -20,6 +20,7 @@ import type {
   OpenedDto,
   PresetDto,
   ProjectSettingsDto,
+  QuestionTypeDto,
   RecentDto,
   SelectionDto,
   StatusDto,
@@ -62,6 +63,8 @@ export interface Backend {
   projectStatus(root: string): Promise<StatusDto>;
   diagnostics(root: string): Promise<DiagnosticDto[]>;
   models(): Promise<ModelDto[]>;
+  /** The built-in instruction preamble of each question type. */
+  builtinInstructions(): Promise<Partial<Record<QuestionTypeDto, string>>>;
   defaultKnobs(): Promise<KnobsDto>;
   /** Assemble `question`; with `change` (`unstaged`, `staged`, `BASE..HEAD`)
    * as a review of that diff (the question may then be empty); with

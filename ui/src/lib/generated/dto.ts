@@ -171,7 +171,7 @@ diff_as_code: boolean, };
 
 export type IntentDto = "docs" | "tests" | "code" | "default";
 
-export type QuestionTypeDto = "implementation" | "architectural" | "debugging" | "code_explanation" | "feature_request";
+export type QuestionTypeDto = "implementation" | "architectural" | "debugging" | "code_explanation" | "feature_request" | "review";
 
 export type KnobsDto = { 
 /**
@@ -250,7 +250,13 @@ intent: IntentDto | null,
 /**
  * Overrides the detected question type; `null`: detected.
  */
-question_type: QuestionTypeDto | null, };
+question_type: QuestionTypeDto | null, 
+/**
+ * The user's own instruction preamble per question type (a type
+ * without one gets the built-in). Absent in knobs saved before it
+ * existed: none.
+ */
+instructions: { [key in QuestionTypeDto]?: string }, };
 
 export type ScoreDto = { 
 /**
