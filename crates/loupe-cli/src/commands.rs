@@ -467,6 +467,9 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         knobs: knob_args,
         diff,
         diff_as_code,
+        expand_url,
+        expand_model,
+        expand_timeout_ms,
         ..
     } = &cli.command
     else {
@@ -499,8 +502,17 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         index_if_new(&project, path).await?;
     }
     let knobs = flags.applied(&team_knobs(project.root(), knob_args.no_team_defaults));
+    let expand = expand_url
+        .as_ref()
+        .map(|url| loupe_engine::expand::ExpandConfig {
+            base_url: url.clone(),
+            model: expand_model.clone(),
+            api_key: std::env::var("LOUPE_EXPAND_API_KEY").ok(),
+            timeout_ms: *expand_timeout_ms,
+        });
     let request = AskRequest {
         change,
+        expand,
         ..AskRequest::new(question, knobs)
     };
     let answer = project
@@ -532,6 +544,10 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         for w in &assembly.report.warnings {
             eprintln!("warning: {w}");
         }
+    }
+    if let Some(e) = &answer.expansion {
+        // The secondary LLM's part in the search, or why it had none.
+        eprintln!("{}", e.describe());
     }
     Ok(())
 }

@@ -157,6 +157,23 @@ pub enum Command {
         /// lines marked, instead of as a unified diff.
         #[arg(long, requires = "diff")]
         diff_as_code: bool,
+        /// A secondary LLM: the base URL of an OpenAI-compatible chat
+        /// endpoint (`/chat/completions` is appended) that turns the
+        /// question into 3–5 search terms; off when unset. The key, if the
+        /// server wants one: LOUPE_EXPAND_API_KEY.
+        #[arg(long, env = "LOUPE_EXPAND_URL", value_name = "URL")]
+        expand_url: Option<String>,
+        /// The chat model the secondary LLM runs.
+        #[arg(
+            long,
+            env = "LOUPE_EXPAND_MODEL",
+            requires = "expand_url",
+            default_value = "gpt-4o-mini"
+        )]
+        expand_model: String,
+        /// How long it may take before the local analyzer alone is used.
+        #[arg(long, requires = "expand_url", default_value_t = loupe_engine::expand::DEFAULT_TIMEOUT_MS)]
+        expand_timeout_ms: u64,
         /// The knobs.
         #[command(flatten)]
         knobs: KnobArgs,

@@ -29,6 +29,7 @@ use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
 
 use crate::change::{self, DiffSpec};
 use crate::eval::ablate::Ablations;
+use crate::expand::{ExpandConfig, Expansion};
 use crate::selection::Target;
 use crate::selection::{Selected, Selection};
 use crate::{Error, Project, Result, RetrieveQuery};
@@ -107,6 +108,9 @@ pub struct AskRequest {
     /// pinned, its changed lines searched with, the diff itself goes into
     /// the prompt, and the question type becomes review (unless set).
     pub change: Option<DiffSpec>,
+    /// The secondary LLM that turns the question into search terms; `None`
+    /// (the default): the local analyzer alone.
+    pub expand: Option<ExpandConfig>,
 }
 
 impl AskRequest {
@@ -127,6 +131,8 @@ struct CacheKey {
     primers: Vec<String>,
     generation: u64,
     history: Option<String>,
+    /// The secondary LLM asked (endpoint, model), if any.
+    expand: Option<(String, String)>,
 }
 
 /// The last question's retrieval and the body sizes measured for it,
@@ -137,6 +143,7 @@ pub struct AskCache {
     key: Option<CacheKey>,
     candidates: Arc<Vec<Candidate>>,
     pins_dropped: bool,
+    expansion: Option<Expansion>,
     sizes: SizeCache,
 }
 
@@ -167,6 +174,8 @@ pub struct Answer {
     pub pins_dropped: bool,
     /// In change mode, the diff reviewed.
     pub change: Option<ChangeSummary>,
+    /// What the secondary LLM added to the search, when one is configured.
+    pub expansion: Option<Expansion>,
 }
 
 impl Project {
@@ -220,8 +229,40 @@ impl Project {
             primers: knobs.primers.clone(),
             generation,
             history: self.history_head(),
+            expand: request
+                .expand
+                .as_ref()
+                .map(|c| (c.base_url.clone(), c.model.clone())),
         };
         if cache.key.as_ref() != Some(&key) {
+            // The secondary LLM's terms join the search (never the
+            // classification); only when retrieval runs, so a knob change
+            // does not ask it again.
+            let expansion = match &request.expand {
+                None => None,
+                Some(cfg) if !analysis.mentions.is_empty() => Some(Expansion::skipped(
+                    cfg,
+                    "skipped: the question @mentions what it wants",
+                )),
+                Some(cfg) if question == DEFAULT_REVIEW_QUESTION => Some(Expansion::skipped(
+                    cfg,
+                    "skipped: the change is the question",
+                )),
+                Some(cfg) => {
+                    let cfg = cfg.clone();
+                    let asked = question.to_owned();
+                    Some(
+                        tokio::task::spawn_blocking(move || crate::expand::expand(&cfg, &asked))
+                            .await?,
+                    )
+                }
+            };
+            if let Some(e) = expansion.as_ref().filter(|e| !e.terms.is_empty()) {
+                let expanded = format!("{searched}\n{}", e.terms.join("\n"));
+                let primers = query.primers.take();
+                query = RetrieveQuery::from_analysis(&expanded, &classify::analyze(&expanded));
+                query.primers = primers;
+            }
             let (candidates, pins_dropped) = match self.retrieve(&query).await {
                 Ok(c) => (c, false),
                 Err(Error::Request(_))
@@ -239,6 +280,7 @@ impl Project {
                 key: Some(key),
                 candidates: Arc::new(candidates),
                 pins_dropped,
+                expansion,
                 sizes: SizeCache::default(),
             };
         }
@@ -314,6 +356,7 @@ impl Project {
             stale,
             pins_dropped: cache.pins_dropped,
             change,
+            expansion: cache.expansion.clone(),
         })
     }
 }

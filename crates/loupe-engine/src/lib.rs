@@ -39,6 +39,7 @@ pub mod diagnostic;
 pub mod embed;
 mod error;
 pub mod eval;
+pub mod expand;
 pub mod golden;
 pub mod history;
 pub mod lang;

@@ -611,6 +611,7 @@ mod tests {
             stale: vec!["a.rs".into()],
             pins_dropped: false,
             change: None,
+            expansion: None,
         }
     }
 

@@ -9,6 +9,7 @@ mod cli;
 mod copy;
 mod crash;
 mod eval;
+mod expand;
 mod golden;
 mod history;
 mod map;

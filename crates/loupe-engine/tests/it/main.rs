@@ -8,6 +8,7 @@
 mod chunk;
 mod concurrency;
 mod embed;
+mod expand;
 mod history;
 mod index;
 mod selection;
