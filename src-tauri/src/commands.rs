@@ -15,6 +15,7 @@ use crate::dto::{
     MapNodeDto, MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto,
     QuestionTypeDto, RecentDto, SelectionDto, StatusDto, TargetDto, WatchEventDto,
 };
+use crate::dto::{ExpanderDto, ExpanderInputDto};
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
 use loupe_engine::agent_log;
@@ -187,9 +188,18 @@ pub async fn assemble(
     change: Option<String>,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
-    let (answer, agent, _) = ask_as_shown(&open, question, knobs, agent_request, change).await?;
+    let (answer, agent, _) = ask_as_shown(
+        &open,
+        question,
+        knobs,
+        agent_request,
+        change,
+        prefs::expander(state.data_root()),
+    )
+    .await?;
     let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
     dto.change = answer.change.map(Into::into);
+    dto.search_terms = answer.expansion.as_ref().map(|e| e.describe());
     dto.agent_match =
         agent.map(|a| a.report.prompt_hash == agent_log::prompt_hash(&answer.assembly.prompt));
     Ok(dto)
@@ -205,6 +215,7 @@ async fn ask_as_shown(
     knobs: KnobsDto,
     agent_request: Option<String>,
     change: Option<String>,
+    expand: Option<loupe_engine::expand::ExpandConfig>,
 ) -> CommandResult<(
     loupe_engine::Answer,
     Option<agent_log::AgentRequest>,
@@ -239,6 +250,9 @@ async fn ask_as_shown(
         knobs,
         selection,
         change,
+        // An agent's call is shown as it was searched: without the
+        // user's secondary LLM.
+        expand: if agent.is_some() { None } else { expand },
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
@@ -267,8 +281,15 @@ pub async fn token_map(
     let asked = if question.trim().is_empty() && agent_request.is_none() && change.is_none() {
         None
     } else {
-        let (answer, _, knobs) =
-            ask_as_shown(&open, question, knobs, agent_request, change).await?;
+        let (answer, _, knobs) = ask_as_shown(
+            &open,
+            question,
+            knobs,
+            agent_request,
+            change,
+            prefs::expander(state.data_root()),
+        )
+        .await?;
         let banned = answer.selected.banned_paths();
         Some((answer.assembly, knobs.path_weights, banned))
     };
@@ -463,6 +484,30 @@ pub async fn mark(
     let open = opened(&state, &root)?;
     let selection = open.mark(target.into(), mark.into())?;
     Ok((&selection).into())
+}
+
+/// The secondary LLM's settings, or `null` when it is off.
+#[tauri::command]
+pub async fn expander_settings(state: State<'_, AppState>) -> CommandResult<Option<ExpanderDto>> {
+    Ok(prefs::expander(state.data_root())
+        .as_ref()
+        .map(ExpanderDto::from))
+}
+
+/// Store the secondary LLM's settings (`null`: turn it off); the next
+/// question asks it. Returns what is stored.
+#[tauri::command]
+pub async fn save_expander_settings(
+    state: State<'_, AppState>,
+    settings: Option<ExpanderInputDto>,
+) -> CommandResult<Option<ExpanderDto>> {
+    let stored = prefs::expander(state.data_root());
+    let config = settings
+        .map(|s| s.to_config(stored.as_ref()))
+        .transpose()
+        .map_err(|e| ErrorDto::new(ErrorCode::BadRequest, e))?;
+    prefs::save_expander(state.data_root(), config.as_ref())?;
+    Ok(config.as_ref().map(ExpanderDto::from))
 }
 
 /// Saved knob presets.

@@ -16,9 +16,11 @@ use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, T
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+mod expander;
 mod golden;
 mod map;
 mod project;
+pub use expander::*;
 pub use golden::*;
 pub use map::*;
 pub use project::*;
@@ -818,6 +820,9 @@ pub struct AssemblyDto {
     pub agent_match: Option<bool>,
     /// In change mode, the diff reviewed.
     pub change: Option<ChangeDto>,
+    /// The secondary LLM's search terms, or why there were none; `null`
+    /// when it is off.
+    pub search_terms: Option<String>,
 }
 
 /// The diff a review is about, in numbers.
@@ -951,6 +956,7 @@ impl AssemblyDto {
             stale: Vec::new(),
             agent_match: None,
             change: None,
+            search_terms: None,
         }
     }
 }
@@ -1048,6 +1054,8 @@ mod tests {
             MapStatusDto::decl(&cfg),
             MapCountsDto::decl(&cfg),
             MapNodeDto::decl(&cfg),
+            ExpanderDto::decl(&cfg),
+            ExpanderInputDto::decl(&cfg),
         ];
         let mut out =
             String::from("// Generated from src-tauri/src/dto.rs by `make types`. Do not edit.\n");

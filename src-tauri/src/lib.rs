@@ -33,6 +33,8 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::diagnostics,
             commands::models,
             commands::builtin_instructions,
+            commands::expander_settings,
+            commands::save_expander_settings,
             commands::default_knobs,
             commands::assemble,
             commands::token_map,

@@ -5,7 +5,9 @@
 //!   (only the fields that differ from the team's defaults) and the pinned
 //!   and banned chunks and files;
 //! - `<data root>/app/recent.json`: recently opened projects;
-//! - `<data root>/app/presets.json`: named knob presets, shared by all projects.
+//! - `<data root>/app/presets.json`: named knob presets, shared by all projects;
+//! - `<data root>/app/expander.json`: the secondary LLM's endpoint, if the
+//!   user set one (with its API key: the file is the user's alone, 0600).
 //!
 //! Knobs come in three layers: the built-in defaults, then the team's
 //! `.loupe.toml` committed in the project root (read, never written, by
@@ -216,6 +218,53 @@ pub fn delete_preset(data_root: &Path, name: &str) -> Result<Vec<Preset>, PrefsE
     list.retain(|p| p.name != name);
     write_json(&app_dir(data_root).join("presets.json"), &list)?;
     Ok(list)
+}
+
+fn expander_file(data_root: &Path) -> PathBuf {
+    app_dir(data_root).join("expander.json")
+}
+
+/// The secondary LLM's endpoint, if the user set one.
+pub fn expander(data_root: &Path) -> Option<loupe_engine::expand::ExpandConfig> {
+    read_json(&expander_file(data_root))
+}
+
+/// Store `config` as the secondary LLM (`None`: turn it off).
+pub fn save_expander(
+    data_root: &Path,
+    config: Option<&loupe_engine::expand::ExpandConfig>,
+) -> Result<(), PrefsError> {
+    let path = expander_file(data_root);
+    let Some(config) = config else {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(PrefsError(format!("removing {}: {e}", path.display())))
+            }
+            _ => Ok(()),
+        };
+    };
+    // Like `write_json`, but the file is created readable by the user
+    // alone before the key is written into it.
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        PrefsError(format!("{what} {}: {e}", path.display()))
+    };
+    let bytes = serde_json::to_vec_pretty(config).map_err(|e| fail("encoding", &e))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| fail("creating the folder of", &e))?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp).map_err(|e| fail("writing", &e))?;
+    std::io::Write::write_all(&mut file, &bytes).map_err(|e| fail("writing", &e))?;
+    drop(file);
+    std::fs::rename(&tmp, &path).map_err(|e| fail("replacing", &e))
 }
 
 /// How a target is marked.

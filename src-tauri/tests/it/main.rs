@@ -14,6 +14,7 @@
 mod agents;
 mod changes;
 mod detail;
+mod expander;
 mod golden;
 mod map;
 mod pins;

@@ -692,6 +692,32 @@ test("the preamble of the question's type can be rewritten, saved with the knobs
   await p.close();
 });
 
+test('the secondary LLM is turned on in settings, its terms shown in the report, and turned off', async () => {
+  const p = await page();
+  await ask(p);
+  assert.equal(await p.getByTestId('search-terms').count(), 0, 'off by default');
+  await p.getByTestId('expander').locator('summary').click();
+  await p.getByTestId('expander-url').fill('localhost:11434');
+  await p.getByTestId('expander-save').click();
+  assert.match(await p.getByTestId('expander-error').innerText(), /http:\/\//);
+  await p.getByTestId('expander-url').fill('http://localhost:11434/v1');
+  await p.getByTestId('expander-model').fill('qwen2.5-coder');
+  await p.getByTestId('expander-key').fill('sk-test');
+  await p.getByTestId('expander-save').click();
+  await p.locator('[data-testid="expander"][data-on="true"]').waitFor();
+  const saved = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'save_expander_settings').at(-1).args.settings);
+  assert.deepEqual(saved, { base_url: 'http://localhost:11434/v1', model: 'qwen2.5-coder', api_key: 'sk-test', timeout_ms: 5000 });
+  // The question is asked again with it; the report says what it added.
+  await p.getByTestId('search-terms').waitFor();
+  assert.equal(await p.getByTestId('search-terms').innerText(), 'search terms from qwen2.5-coder: pack_items, budget');
+  assert.equal(await p.getByTestId('expander-key').inputValue(), '', 'the key is never shown back');
+  assert.match(await p.getByTestId('expander-key').getAttribute('placeholder'), /stored/);
+  await p.getByTestId('expander-off').click();
+  await p.locator('[data-testid="expander"][data-on="false"]').waitFor();
+  await p.getByTestId('search-terms').waitFor({ state: 'detached' });
+  await p.close();
+});
+
 test('the model picker says whether the count is exact or estimated, and the margin', async () => {
   const p = await page();
   await ask(p);

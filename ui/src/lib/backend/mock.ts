@@ -27,6 +27,7 @@ import {
   type MapNodeDto,
   type MapStatusDto,
   type MapViewDto,
+  type ExpanderDto,
   type PresetDto,
   type QuestionTypeDto,
   type RecentDto,
@@ -474,6 +475,7 @@ function mockAssemble(root: string, question: string, knobs: KnobsDto): Assembly
     stale,
     agent_match: null,
     change: null,
+    search_terms: null,
   };
 }
 
@@ -515,6 +517,13 @@ function answer(root: string, question: string, knobs: KnobsDto, agentRequest: s
     const call = agentCalls.find((c) => c.dto.id === agentRequest);
     if (!call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
     result.agent_match = call.prompt === result.prompt;
+  }
+  // The secondary LLM, when on: canned terms; a question with @mentions is not sent.
+  const expander = stored<ExpanderDto | null>('expander', null);
+  if (expander && !agentRequest) {
+    result.search_terms = question.includes('@')
+      ? `search terms from ${expander.model}: none (skipped: the question @mentions what it wants)`
+      : `search terms from ${expander.model}: pack_items, budget`;
   }
   return result;
 }
@@ -692,6 +701,28 @@ export const mockBackend: Backend = {
     if (mark === 'ban') sel.banned.push(target);
     store(`selection:${root}`, sel);
     return sel;
+  },
+  async expanderSettings() {
+    return stored<ExpanderDto | null>('expander', null);
+  },
+  async saveExpanderSettings(settings) {
+    log('save_expander_settings', { settings });
+    if (settings === null) {
+      store('expander', null);
+      return null;
+    }
+    if (!/^https?:\/\//.test(settings.base_url.trim())) {
+      throw new BackendError('bad_request', `the endpoint "${settings.base_url}" must be an http:// or https:// URL`);
+    }
+    const before = stored<ExpanderDto | null>('expander', null);
+    const saved: ExpanderDto = {
+      base_url: settings.base_url.trim(),
+      model: settings.model.trim(),
+      has_key: settings.api_key === null ? (before?.has_key ?? false) : settings.api_key.trim() !== '',
+      timeout_ms: settings.timeout_ms,
+    };
+    store('expander', saved);
+    return saved;
   },
   async presets() {
     return stored<PresetDto[]>('presets', []);

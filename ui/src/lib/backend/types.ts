@@ -10,6 +10,8 @@ import type {
   DiagnosticDto,
   ErrorCode,
   ErrorDto,
+  ExpanderDto,
+  ExpanderInputDto,
   GoldenRunDto,
   IndexEvent,
   KnobsDto,
@@ -94,6 +96,10 @@ export interface Backend {
   saveKnobs(root: string, knobs: KnobsDto): Promise<void>;
   /** Pin, ban or clear a chunk or file; returns every pin and ban. */
   mark(root: string, target: TargetDto, mark: MarkDto): Promise<SelectionDto>;
+  /** The secondary LLM's settings; `null`: off. */
+  expanderSettings(): Promise<ExpanderDto | null>;
+  /** Store them (`null`: turn it off); returns what is stored. */
+  saveExpanderSettings(settings: ExpanderInputDto | null): Promise<ExpanderDto | null>;
   presets(): Promise<PresetDto[]>;
   savePreset(name: string, knobs: KnobsDto): Promise<PresetDto[]>;
   deletePreset(name: string): Promise<PresetDto[]>;

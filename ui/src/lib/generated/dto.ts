@@ -554,7 +554,12 @@ agent_match: boolean | null,
 /**
  * In change mode, the diff reviewed.
  */
-change: ChangeDto | null, };
+change: ChangeDto | null, 
+/**
+ * The secondary LLM's search terms, or why there were none; `null`
+ * when it is off.
+ */
+search_terms: string | null, };
 
 export type ProjectSettingsDto = { 
 /**
@@ -993,6 +998,42 @@ folded: number,
  * Their tokens.
  */
 folded_tokens: number, };
+
+export type ExpanderDto = { 
+/**
+ * Base URL of an OpenAI-compatible API (`/chat/completions` is appended).
+ */
+base_url: string, 
+/**
+ * The chat model.
+ */
+model: string, 
+/**
+ * Whether an API key is stored.
+ */
+has_key: boolean, 
+/**
+ * How long a question may wait for its terms, in milliseconds.
+ */
+timeout_ms: number, };
+
+export type ExpanderInputDto = { 
+/**
+ * Base URL (`http://` or `https://`).
+ */
+base_url: string, 
+/**
+ * The chat model.
+ */
+model: string, 
+/**
+ * A new API key; `null` keeps the stored one, `""` removes it.
+ */
+api_key: string | null, 
+/**
+ * Milliseconds, 100 to 60,000.
+ */
+timeout_ms: number, };
 
 /** Each knob's range, from the core's `knobs::limits`. */
 export const KNOB_LIMITS = {
