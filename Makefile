@@ -74,9 +74,17 @@ cli: deps
 	./target/release/loupe index "$(PROJECT)"
 	./target/release/loupe status "$(PROJECT)"
 
+## package: the .deb (the app, and the `loupe` CLI as /usr/bin/loupe for
+## agents' MCP configs: tauri.conf.json bundle.linux.deb.files). Both are
+## built in the same cargo invocation as `make run`, stripped of their debug
+## info (three quarters of their size; symbols stay for backtraces), then
+## bundled as built (`tauri bundle`: no second build).
 package: deps ui-deps
-	ui/node_modules/.bin/tauri build --bundles deb
-	@ls $(TARGET_DIR)/release/bundle/deb/*.deb
+	cd ui && npm run build
+	$(CARGO) build --release -p loupe-cli -p loupe-app --features loupe-app/custom-protocol
+	strip --strip-debug $(TARGET_DIR)/release/loupe $(TARGET_DIR)/release/loupe-app
+	ui/node_modules/.bin/tauri bundle --bundles deb
+	@ls -l $(TARGET_DIR)/release/bundle/deb/*.deb
 
 types:
 	LOUPE_UPDATE_TYPES=1 $(CARGO) test -p loupe-app --lib generated_typescript_is_up_to_date
