@@ -58,7 +58,15 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             map(&cli, path, question.as_deref(), knobs, view).await
         }
         Command::Models { model, json } => models(model.as_deref(), *json),
-        Command::Eval(args) => crate::eval::run(&cli, args).await,
+        Command::Eval(args) => {
+            let context = loupe_eval::EvalContext {
+                data_dir: cli.data_dir.clone(),
+                max_file_bytes: cli.max_file_bytes,
+                embedder: embedder(&cli)?,
+                cancel: cancel_on_ctrl_c(),
+            };
+            loupe_eval::run(&context, args).await
+        }
         Command::Mcp(_) => bail!("the MCP server is started above"),
         Command::Golden {
             path,

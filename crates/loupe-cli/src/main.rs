@@ -5,7 +5,6 @@
 
 mod clipboard;
 mod commands;
-mod eval;
 mod map;
 mod mcp;
 mod progress;
@@ -249,7 +248,7 @@ pub enum Command {
         format: ReportFormat,
     },
     /// Evaluate retrieval and packing on a dataset of real questions (see EVAL.md).
-    Eval(eval::EvalArgs),
+    Eval(loupe_eval::EvalArgs),
     /// Serve the project to coding agents over MCP (stdio): tools `context`,
     /// `search`, `explain` and `status`.
     ///

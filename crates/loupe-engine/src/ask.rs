@@ -28,7 +28,7 @@ use loupe_assemble::classify::{self, QuestionType};
 use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
 
 use crate::change::{self, DiffSpec};
-use crate::eval::ablate::Ablations;
+use crate::ablate::Ablations;
 use crate::expand::{ExpandConfig, Expansion};
 use crate::selection::Target;
 use crate::selection::{Selected, Selection};

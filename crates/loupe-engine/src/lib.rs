@@ -29,6 +29,7 @@
 //! # }
 //! ```
 
+pub mod ablate;
 pub mod agent_log;
 pub mod ask;
 pub mod assembler;
@@ -38,7 +39,6 @@ pub mod chunk;
 pub mod diagnostic;
 pub mod embed;
 mod error;
-pub mod eval;
 pub mod expand;
 pub mod golden;
 pub mod history;

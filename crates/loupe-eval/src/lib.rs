@@ -1,4 +1,5 @@
-//! Retrieval evaluation on real repositories: the engine side of `loupe eval`.
+//! Retrieval evaluation on real repositories: `loupe eval`, its own crate
+//! (the `loupe` binary only hands it the command line's arguments).
 //!
 //! ```text
 //! dataset (JSONL) → per repository, examples in commit order
@@ -8,16 +9,19 @@
 //! predictions + dataset → Scores (the definitions of `score_predictions.py`)
 //! ```
 //!
-//! Pure pieces ([`dataset`], [`predict`], [`score`], [`ablate`]) take data in
-//! and give data out; [`git`] shells out to the `git` CLI and only reads the
-//! mirror. The driving loop, files and printing live in the CLI.
+//! Pure pieces ([`dataset`], [`predict`], [`score`], and the engine's
+//! [`loupe_engine::ablate`], which `Project::ask` applies) take data in and
+//! give data out; [`git`] shells out to the `git` CLI and only reads the
+//! mirror; [`run`] is the driving loop, the files and the printing.
 
-pub mod ablate;
 pub mod dataset;
 pub mod features;
 pub mod git;
 pub mod predict;
+pub mod run;
 pub mod score;
+
+pub use run::{EvalArgs, EvalContext, run};
 
 use std::path::PathBuf;
 
@@ -51,8 +55,8 @@ pub enum EvalError {
         detail: String,
     },
     /// An unknown ablation name.
-    #[error("unknown ablation {0:?} (known: {known})", known = ablate::NAMES.join(", "))]
-    UnknownAblation(String),
+    #[error(transparent)]
+    UnknownAblation(#[from] loupe_engine::ablate::UnknownAblation),
 }
 
 /// Results of evaluation steps.

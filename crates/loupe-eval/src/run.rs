@@ -2,7 +2,7 @@
 //! one prediction line per example, and score them.
 //!
 //! Per repository, examples run in commit order on one work tree and one
-//! Loupe index, both updated incrementally (see `loupe_engine::eval::git`).
+//! Loupe index, both updated incrementally (see [`crate::git`]).
 //! Each example: check out `base_commit`, index, retrieve once (with any
 //! ablations), assemble at every budget, write a line. The output is
 //! resumable (ids already answered without error are skipped) and a failed
@@ -12,19 +12,20 @@
 //! the run writes `OUT.b<budget>.jsonl` (the flat shape
 //! `score_predictions.py` reads) and `OUT.scores.json`.
 
-use crate::Cli;
+use crate::dataset::{Example, parse_dataset};
+use crate::features::feature_line;
+use crate::git::{Worktree, commit_order, find_mirror};
+use crate::predict::{Packed, packed, ranked_files, ranked_files_aggregated};
+use crate::score::{self, PredView};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use loupe_assemble::learned::LinearModel;
 use loupe_assemble::rank::Ranker;
 use loupe_assemble::{Budget, Knobs};
-use loupe_engine::eval::ablate::Ablations;
-use loupe_engine::eval::dataset::{Example, parse_dataset};
-use loupe_engine::eval::features::feature_line;
-use loupe_engine::eval::git::{Worktree, commit_order, find_mirror};
-use loupe_engine::eval::predict::{Packed, packed, ranked_files, ranked_files_aggregated};
-use loupe_engine::eval::score::{self, PredView};
+use loupe_engine::ablate::Ablations;
+use loupe_engine::embed::Embedder;
 use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, UnknownPins};
+use std::sync::Arc;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -171,8 +172,20 @@ struct Variant {
     failures: usize,
 }
 
+/// What `loupe eval` takes from the command line's global flags.
+pub struct EvalContext {
+    /// `--data-dir`: where indexes live (default: under the work folder).
+    pub data_dir: Option<PathBuf>,
+    /// `--max-file-bytes`.
+    pub max_file_bytes: u64,
+    /// The embedder the global flags chose (`None`: no vectors).
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// Cancelled by Ctrl+C: the run stops after the current example.
+    pub cancel: CancelToken,
+}
+
 /// Run the evaluation, then score.
-pub async fn run(cli: &Cli, args: &EvalArgs) -> Result<()> {
+pub async fn run(cli: &EvalContext, args: &EvalArgs) -> Result<()> {
     if args.budgets.is_empty() || args.budgets.contains(&0) {
         bail!("--budgets needs at least one positive token budget");
     }
@@ -299,7 +312,7 @@ fn open_append(path: &Path) -> Result<std::fs::File> {
 }
 
 async fn run_examples(
-    cli: &Cli,
+    cli: &EvalContext,
     args: &EvalArgs,
     ranker: &Ranker,
     variants: &mut [Variant],
@@ -314,8 +327,8 @@ async fn run_examples(
         None => None,
     };
     let data_root = cli.data_dir.clone().unwrap_or_else(|| work.join("data"));
-    let embedder = crate::commands::embedder(cli)?;
-    let cancel = crate::commands::cancel_on_ctrl_c();
+    let embedder = cli.embedder.clone();
+    let cancel = cli.cancel.clone();
     let bar = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
     if let Ok(style) =
         ProgressStyle::with_template("{bar:30} {pos}/{len} ({elapsed}, eta {eta}) {msg}")
@@ -454,7 +467,7 @@ async fn prepare(
     wt.checkout(&e.base_commit)
         .with_context(|| format!("checking out {}", e.base_commit))?;
     let checkout_ms = ms(start.elapsed());
-    let now = loupe_engine::eval::git::commit_time(wt.mirror(), &e.base_commit)
+    let now = crate::git::commit_time(wt.mirror(), &e.base_commit)
         .with_context(|| format!("reading the time of {}", e.base_commit))?;
 
     let t = Instant::now();

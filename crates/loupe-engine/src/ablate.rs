@@ -22,7 +22,6 @@
 //! | `k` | no cap on the number of automatic items (`Knobs.k = None`) |
 //! | `learned` | the hand-set formula instead of the learned ranking model (`Knobs.ranker`) |
 
-use super::{EvalError, EvalResult};
 use loupe_assemble::Knobs;
 use loupe_assemble::classify::Intent;
 use loupe_assemble::rank::RoleWeights;
@@ -35,13 +34,18 @@ pub const NAMES: &[&str] = &[
     "weights", "lod", "k", "learned",
 ];
 
+/// A name that is not in [`NAMES`].
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ablation {0:?} (known: {known})", known = NAMES.join(", "))]
+pub struct UnknownAblation(pub String);
+
 /// A set of ablations.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ablations(BTreeSet<&'static str>);
 
 impl Ablations {
     /// Parses names given as a list of comma-separated lists.
-    pub fn parse<S: AsRef<str>>(specs: &[S]) -> EvalResult<Self> {
+    pub fn parse<S: AsRef<str>>(specs: &[S]) -> Result<Self, UnknownAblation> {
         let mut set = BTreeSet::new();
         for spec in specs {
             for name in spec
@@ -53,7 +57,7 @@ impl Ablations {
                 let known = NAMES
                     .iter()
                     .find(|n| n.eq_ignore_ascii_case(name))
-                    .ok_or_else(|| EvalError::UnknownAblation(name.to_owned()))?;
+                    .ok_or_else(|| UnknownAblation(name.to_owned()))?;
                 set.insert(*known);
             }
         }
