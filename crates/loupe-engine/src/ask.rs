@@ -27,8 +27,8 @@ use std::sync::Arc;
 use loupe_assemble::classify::{self, QuestionType};
 use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
 
-use crate::change::{self, DiffSpec};
 use crate::ablate::Ablations;
+use crate::change::{self, DiffSpec};
 use crate::expand::{ExpandConfig, Expansion};
 use crate::selection::Target;
 use crate::selection::{Selected, Selection};

@@ -25,11 +25,11 @@ use loupe_assemble::{Budget, Knobs};
 use loupe_engine::ablate::Ablations;
 use loupe_engine::embed::Embedder;
 use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, UnknownPins};
-use std::sync::Arc;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Flags of `loupe eval`.
