@@ -194,7 +194,7 @@ pub async fn assemble(
         knobs,
         agent_request,
         change,
-        prefs::expander(state.data_root()),
+        state.data_root(),
     )
     .await?;
     let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
@@ -215,7 +215,7 @@ async fn ask_as_shown(
     knobs: KnobsDto,
     agent_request: Option<String>,
     change: Option<String>,
-    expand: Option<loupe_engine::expand::ExpandConfig>,
+    data_root: &std::path::Path,
 ) -> CommandResult<(
     loupe_engine::Answer,
     Option<agent_log::AgentRequest>,
@@ -250,9 +250,12 @@ async fn ask_as_shown(
         knobs,
         selection,
         change,
-        // An agent's call is shown as it was searched: without the
-        // user's secondary LLM.
-        expand: if agent.is_some() { None } else { expand },
+        // The user's secondary LLM, if set; an agent's call is shown as it
+        // was searched: without it.
+        expand: match &agent {
+            Some(_) => None,
+            None => prefs::expander(data_root),
+        },
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
@@ -287,7 +290,7 @@ pub async fn token_map(
             knobs,
             agent_request,
             change,
-            prefs::expander(state.data_root()),
+            state.data_root(),
         )
         .await?;
         let banned = answer.selected.banned_paths();

@@ -212,12 +212,17 @@ pub fn trim_to_tokens(encoding: Encoding, text: &str, max: usize) -> &str {
     let Some(bpe) = bpe(encoding) else {
         return floor_char_boundary(text, max * CHARS_PER_TOKEN_ESTIMATE);
     };
-    if count(encoding, text) <= max {
+    // Cut where the raw text's tokens say; `count` (which may normalize
+    // first, for Qwen) has the last word.
+    let tokens = bpe.encode_ordinary(text);
+    let fits = if encoding.nfc() {
+        count(encoding, text) <= max
+    } else {
+        tokens.len() <= max
+    };
+    if fits {
         return text;
     }
-    // Cut where the raw text's tokens say; `count` (which may normalize
-    // first) has the last word.
-    let tokens = bpe.encode_ordinary(text);
     let mut keep = max.min(tokens.len());
     loop {
         // The first `keep` tokens decode to exactly the first bytes of `text`.

@@ -11,6 +11,25 @@ use loupe_testkit::chat_stub as stub;
 use std::net::TcpListener;
 use std::time::Duration;
 
+/// The indexed sample project, and its answer to `question` without a
+/// secondary LLM.
+async fn sample_and_local_answer(
+    question: &str,
+) -> (Env, loupe_engine::Project, loupe_engine::Answer) {
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    index(&p).await;
+    let local = p
+        .ask(
+            &AskRequest::new(question, Knobs::default()),
+            &mut AskCache::default(),
+        )
+        .await
+        .unwrap();
+    (env, p, local)
+}
+
 fn config(base_url: String, timeout_ms: u64) -> ExpandConfig {
     ExpandConfig {
         base_url,
@@ -22,18 +41,8 @@ fn config(base_url: String, timeout_ms: u64) -> ExpandConfig {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_llms_terms_join_the_search_and_are_reported() {
-    let env = Env::new();
-    sample_project(&env);
-    let p = env.open(None).await;
-    index(&p).await;
     let question = "how does the output get produced?";
-    let local = p
-        .ask(
-            &AskRequest::new(question, Knobs::default()),
-            &mut AskCache::default(),
-        )
-        .await
-        .unwrap();
+    let (_env, p, local) = sample_and_local_answer(question).await;
     assert!(local.expansion.is_none(), "off unless configured");
     let finds_render = |a: &loupe_engine::Answer| {
         a.selected
@@ -91,18 +100,8 @@ async fn the_llms_terms_join_the_search_and_are_reported() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_broken_or_absent_endpoint_leaves_the_local_analyzer() {
-    let env = Env::new();
-    sample_project(&env);
-    let p = env.open(None).await;
-    index(&p).await;
     let question = "how are items packed under the budget?";
-    let local = p
-        .ask(
-            &AskRequest::new(question, Knobs::default()),
-            &mut AskCache::default(),
-        )
-        .await
-        .unwrap();
+    let (_env, p, local) = sample_and_local_answer(question).await;
 
     // Closed port: nothing listens there once the listener is dropped.
     let closed = {
