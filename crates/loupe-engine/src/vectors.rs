@@ -1,5 +1,9 @@
-//! The vector index: an HNSW graph (hnsw_rs) over chunk embeddings, keyed by
-//! chunk id, persisted next to the catalog.
+//! The vector index over chunk embeddings, keyed by chunk id, persisted next
+//! to the catalog: a flat array up to [`EXACT_SEARCH_MAX_POINTS`] points
+//! (every search scores every point, so the graph would never be walked),
+//! an HNSW graph (hnsw_rs) above. Building a graph of tokio's 6,800 chunks
+//! took 3–4 s of a 6 s first index for nothing; the flat array is filled
+//! as fast as the vectors are read (BENCHMARKS.md, "Vectors").
 //!
 //! Derived data: the vectors themselves live in the catalog's embedding cache,
 //! so this index can always be rebuilt without re-embedding. A dump is written
@@ -43,6 +47,9 @@ fn best_first(a: &(ChunkId, f32), b: &(ChunkId, f32)) -> std::cmp::Ordering {
 pub const MAX_DEAD_FRACTION: f64 = 0.3;
 /// File-name stem of the hnsw_rs dump.
 const BASENAME: &str = "chunks";
+/// The flat array's file: per point its chunk id (i64) and `dim` f32s,
+/// little-endian, in chunk-id order.
+const FLAT_FILE: &str = "chunks.flat";
 /// Manifest written last into a dump directory.
 const MANIFEST: &str = "manifest.json";
 
@@ -69,9 +76,17 @@ struct Manifest {
     files: Vec<(String, String)>,
 }
 
-/// An in-memory HNSW index over unit vectors.
+/// Where the points live.
+enum Store {
+    /// Unit vectors back to back, `dim` each, beside their chunk ids.
+    Flat { ids: Vec<ChunkId>, data: Vec<f32> },
+    /// An HNSW graph, which holds its points itself.
+    Graph(Box<Hnsw<'static, f32, UnitDot>>),
+}
+
+/// An in-memory index over unit vectors: flat while small, a graph above.
 pub struct VectorIndex {
-    hnsw: Hnsw<'static, f32, UnitDot>,
+    store: Store,
     model: String,
     dim: usize,
     points: usize,
@@ -84,6 +99,7 @@ impl std::fmt::Debug for VectorIndex {
             .field("model", &self.model)
             .field("dim", &self.dim)
             .field("points", &self.points)
+            .field("graph", &matches!(self.store, Store::Graph(_)))
             .finish()
     }
 }
@@ -99,17 +115,15 @@ pub fn normalize(v: &mut [f32]) -> bool {
 }
 
 impl VectorIndex {
-    /// An empty index for vectors of `dim` coordinates from `model`.
+    /// An empty index for vectors of `dim` coordinates from `model`
+    /// (flat until it holds more than [`EXACT_SEARCH_MAX_POINTS`]).
     pub fn new(model: &str, dim: usize, capacity: usize) -> Self {
-        let hnsw = Hnsw::new(
-            MAX_CONNECTIONS,
-            capacity.max(1024),
-            MAX_LAYERS,
-            EF_CONSTRUCTION,
-            UnitDot,
-        );
+        let capacity = capacity.min(EXACT_SEARCH_MAX_POINTS);
         Self {
-            hnsw,
+            store: Store::Flat {
+                ids: Vec::with_capacity(capacity),
+                data: Vec::with_capacity(capacity * dim),
+            },
             model: model.to_owned(),
             dim,
             points: 0,
@@ -132,25 +146,72 @@ impl VectorIndex {
         &self.ids
     }
 
-    /// Insert vectors (in parallel). Vectors of the wrong dimension or with no
-    /// direction are skipped.
+    /// Whether the points are in an HNSW graph (else a flat array).
+    pub fn is_graph(&self) -> bool {
+        matches!(self.store, Store::Graph(_))
+    }
+
+    /// Insert vectors. Vectors of the wrong dimension or with no direction
+    /// are skipped. Past [`EXACT_SEARCH_MAX_POINTS`] the points move into
+    /// an HNSW graph (built in parallel).
     pub fn insert(&mut self, items: &[(ChunkId, Vec<f32>)]) {
-        let prepared: Vec<(Vec<f32>, usize)> = items
+        let prepared: Vec<(Vec<f32>, ChunkId)> = items
             .iter()
             .filter_map(|(id, v)| {
                 let mut v = v.clone();
-                let id = usize::try_from(*id).ok()?;
-                (v.len() == self.dim && normalize(&mut v)).then_some((v, id))
+                (v.len() == self.dim && usize::try_from(*id).is_ok() && normalize(&mut v))
+                    .then_some((v, *id))
             })
             .collect();
-        let refs: Vec<(&Vec<f32>, usize)> = prepared.iter().map(|(v, id)| (v, *id)).collect();
-        self.hnsw.parallel_insert(&refs);
-        self.points += refs.len();
-        self.ids.extend(
-            prepared
-                .iter()
-                .filter_map(|(_, id)| i64::try_from(*id).ok()),
+        if self.points + prepared.len() > EXACT_SEARCH_MAX_POINTS {
+            self.graph_for(self.points + prepared.len());
+        }
+        match &mut self.store {
+            Store::Flat { ids, data } => {
+                for (v, id) in &prepared {
+                    ids.push(*id);
+                    data.extend_from_slice(v);
+                }
+            }
+            Store::Graph(hnsw) => {
+                let refs: Vec<(&Vec<f32>, usize)> = prepared
+                    .iter()
+                    .filter_map(|(v, id)| Some((v, usize::try_from(*id).ok()?)))
+                    .collect();
+                hnsw.parallel_insert(&refs);
+            }
+        }
+        self.points += prepared.len();
+        self.ids.extend(prepared.iter().map(|(_, id)| *id));
+    }
+
+    /// Move the points into an HNSW graph, whatever their number (an index
+    /// does so itself past [`EXACT_SEARCH_MAX_POINTS`]; the benchmark
+    /// compares both searches on one index).
+    pub fn build_graph(&mut self) {
+        self.graph_for(self.points);
+    }
+
+    /// [`VectorIndex::build_graph`], sized for `capacity` points.
+    fn graph_for(&mut self, capacity: usize) {
+        let Store::Flat { ids, data } = &self.store else {
+            return;
+        };
+        let hnsw = Hnsw::new(
+            MAX_CONNECTIONS,
+            capacity.max(1024),
+            MAX_LAYERS,
+            EF_CONSTRUCTION,
+            UnitDot,
         );
+        let points: Vec<(Vec<f32>, usize)> = ids
+            .iter()
+            .zip(data.chunks_exact(self.dim.max(1)))
+            .filter_map(|(id, v)| Some((v.to_vec(), usize::try_from(*id).ok()?)))
+            .collect();
+        let refs: Vec<(&Vec<f32>, usize)> = points.iter().map(|(v, id)| (v, *id)).collect();
+        hnsw.parallel_insert(&refs);
+        self.store = Store::Graph(Box::new(hnsw));
     }
 
     /// The `k` nearest live chunks to `query`, as (id, cosine similarity),
@@ -179,20 +240,22 @@ impl VectorIndex {
     }
 
     /// [`VectorIndex::search`] through the HNSW graph: approximate, so its
-    /// answer can depend on how the graph was built.
+    /// answer can depend on how the graph was built. A flat index has no
+    /// graph: the exact answer.
     pub fn graph_search(
         &self,
         query: &[f32],
         k: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
     ) -> Vec<(ChunkId, f32)> {
+        let Store::Graph(hnsw) = &self.store else {
+            return self.exact_search(query, k, live);
+        };
         let Some(q) = self.unit_query(query, k) else {
             return Vec::new();
         };
         let filter = |id: &usize| i64::try_from(*id).is_ok_and(live);
-        let found = self
-            .hnsw
-            .search_filter(&q, k, EF_SEARCH.max(k), Some(&filter));
+        let found = hnsw.search_filter(&q, k, EF_SEARCH.max(k), Some(&filter));
         let mut out: Vec<(ChunkId, f32)> = found
             .into_iter()
             .filter_map(|n| Some((i64::try_from(n.d_id).ok()?, 1.0 - n.distance)))
@@ -215,15 +278,19 @@ impl VectorIndex {
             return Vec::new();
         };
         let q = q.as_slice();
-        let mut scored: Vec<(ChunkId, f32)> = self
-            .hnsw
-            .get_point_indexation()
-            .into_iter()
-            .filter_map(|p| {
-                let id = i64::try_from(p.get_origin_id()).ok()?;
-                live(id).then(|| (id, 1.0 - UnitDot.eval(q, p.get_v())))
-            })
-            .collect();
+        let score = |id: ChunkId, v: &[f32]| live(id).then(|| (id, 1.0 - UnitDot.eval(q, v)));
+        let mut scored: Vec<(ChunkId, f32)> = match &self.store {
+            Store::Flat { ids, data } => ids
+                .iter()
+                .zip(data.chunks_exact(self.dim.max(1)))
+                .filter_map(|(id, v)| score(*id, v))
+                .collect(),
+            Store::Graph(hnsw) => hnsw
+                .get_point_indexation()
+                .into_iter()
+                .filter_map(|p| score(i64::try_from(p.get_origin_id()).ok()?, p.get_v()))
+                .collect(),
+        };
         if scored.len() > k {
             scored.select_nth_unstable_by(k - 1, best_first);
             scored.truncate(k);
@@ -240,15 +307,31 @@ impl VectorIndex {
         remove_dir_if_exists(&tmp)?;
         fs::create_dir_all(&tmp).map_err(|e| io("create vector dump dir", &tmp, e))?;
         let mut files = Vec::new();
-        // hnsw_rs refuses to dump an empty graph; the manifest alone says "empty".
-        if self.points > 0 {
-            let written = self
-                .hnsw
-                .file_dump(&tmp, BASENAME)
-                .map_err(|e| Error::Vectors(format!("dump failed: {e}")))?;
-            for suffix in [".hnsw.graph", ".hnsw.data"] {
-                let name = format!("{written}{suffix}");
-                files.push((name.clone(), checksum(&tmp.join(&name))?));
+        match &self.store {
+            Store::Flat { ids, data } => {
+                let mut order: Vec<usize> = (0..ids.len()).collect();
+                order.sort_by_key(|&i| ids[i]);
+                let mut bytes = Vec::with_capacity(ids.len() * (8 + 4 * self.dim));
+                for i in order {
+                    bytes.extend_from_slice(&ids[i].to_le_bytes());
+                    for x in &data[i * self.dim..(i + 1) * self.dim] {
+                        bytes.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+                let path = tmp.join(FLAT_FILE);
+                write_synced(&path, &bytes)?;
+                files.push((FLAT_FILE.to_owned(), checksum(&path)?));
+            }
+            // hnsw_rs refuses to dump an empty graph; the manifest alone says "empty".
+            Store::Graph(_) if self.points == 0 => {}
+            Store::Graph(hnsw) => {
+                let written = hnsw
+                    .file_dump(&tmp, BASENAME)
+                    .map_err(|e| Error::Vectors(format!("dump failed: {e}")))?;
+                for suffix in [".hnsw.graph", ".hnsw.data"] {
+                    let name = format!("{written}{suffix}");
+                    files.push((name.clone(), checksum(&tmp.join(&name))?));
+                }
             }
         }
         let manifest = Manifest {
@@ -294,6 +377,9 @@ impl VectorIndex {
         if manifest.points == 0 {
             return Ok(Some(Self::new(model, manifest.dim, 0)));
         }
+        if manifest.files.iter().any(|(n, _)| n == FLAT_FILE) {
+            return Ok(load_flat(&dir.join(FLAT_FILE), manifest));
+        }
         let basename = manifest
             .files
             .first()
@@ -310,7 +396,7 @@ impl VectorIndex {
         }));
         match loaded {
             Ok(Ok(hnsw)) => Ok(Some(Self {
-                hnsw,
+                store: Store::Graph(Box::new(hnsw)),
                 model: manifest.model,
                 dim: manifest.dim,
                 points: manifest.points,
@@ -319,6 +405,33 @@ impl VectorIndex {
             _ => Ok(None),
         }
     }
+}
+
+/// The flat array saved at `path` for `manifest` (already checksummed);
+/// `None` when it does not hold the manifest's points.
+fn load_flat(path: &Path, manifest: Manifest) -> Option<VectorIndex> {
+    let bytes = fs::read(path).ok()?;
+    let record = 8 + 4 * manifest.dim;
+    if manifest.dim == 0 || bytes.len() != record * manifest.points {
+        return None;
+    }
+    let mut ids = Vec::with_capacity(manifest.points);
+    let mut data = Vec::with_capacity(manifest.points * manifest.dim);
+    for rec in bytes.chunks_exact(record) {
+        let (id, v) = rec.split_at(8);
+        ids.push(ChunkId::from_le_bytes(id.try_into().ok()?));
+        data.extend(
+            v.chunks_exact(4)
+                .filter_map(|b| Some(f32::from_le_bytes(b.try_into().ok()?))),
+        );
+    }
+    Some(VectorIndex {
+        store: Store::Flat { ids, data },
+        model: manifest.model,
+        dim: manifest.dim,
+        points: manifest.points,
+        ids: manifest.ids.into_iter().collect(),
+    })
 }
 
 fn sibling(dir: &Path, suffix: &str) -> PathBuf {
@@ -425,6 +538,69 @@ mod tests {
             want.sort_by(best_first);
             want.truncate(25);
             assert_eq!(a, want);
+        }
+    }
+
+    #[test]
+    fn flat_and_graph_indexes_save_load_and_answer_alike() {
+        let items = vectors(600, 8);
+        let live = |id: ChunkId| id % 5 != 0;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut flat = VectorIndex::new("m", 8, items.len());
+        flat.insert(&items);
+        assert!(!flat.is_graph());
+        let mut graph = VectorIndex::new("m", 8, items.len());
+        graph.insert(&items);
+        graph.build_graph();
+        assert!(graph.is_graph());
+        for (name, index) in [("flat", &flat), ("graph", &graph)] {
+            let path = dir.path().join(name);
+            index.save(&path, 7).expect("save");
+            let loaded = VectorIndex::load(&path, 7, "m")
+                .expect("load")
+                .expect("intact");
+            assert_eq!(loaded.is_graph(), index.is_graph());
+            assert_eq!(loaded.points(), 600);
+            assert_eq!(loaded.ids(), flat.ids());
+            // Another generation or model is not this index.
+            assert!(VectorIndex::load(&path, 8, "m").expect("load").is_none());
+            assert!(VectorIndex::load(&path, 7, "x").expect("load").is_none());
+            for (_, q) in items.iter().step_by(37) {
+                assert_eq!(
+                    loaded.exact_search(q, 20, &live),
+                    flat.exact_search(q, 20, &live)
+                );
+            }
+        }
+        // A damaged flat file is not loaded (it is rebuilt from the catalog).
+        let file = dir.path().join("flat").join(FLAT_FILE);
+        let mut bytes = fs::read(&file).expect("read");
+        bytes[20] ^= 0xff;
+        fs::write(&file, bytes).expect("write");
+        assert!(
+            VectorIndex::load(&dir.path().join("flat"), 7, "m")
+                .expect("load")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_flat_index_becomes_a_graph_past_the_exact_search_limit() {
+        let items = vectors(EXACT_SEARCH_MAX_POINTS + 50, 4);
+        let mut index = VectorIndex::new("m", 4, 0);
+        let (first, rest) = items.split_at(EXACT_SEARCH_MAX_POINTS - 10);
+        index.insert(first);
+        assert!(!index.is_graph());
+        index.insert(rest);
+        assert!(index.is_graph());
+        assert_eq!(index.points(), items.len());
+        // Every point made it into the graph: each finds itself.
+        let live = |_: ChunkId| true;
+        for (id, q) in items.iter().step_by(997) {
+            let found = index.exact_search(q, 1, &live);
+            let mut unit = q.clone();
+            assert!(normalize(&mut unit));
+            assert!((found[0].1 - 1.0).abs() < 1e-5, "{id}: {found:?}");
         }
     }
 }
