@@ -2,7 +2,7 @@
 
 use crate::map::{MapView, map};
 use crate::progress::Bar;
-use crate::{Cli, Command, EmbedderArg, FormatArg, KnobArgs, ReportFormat};
+use crate::{Cli, Command, EmbedderArg, FormatArg, KnobArgs, ReportFormat, Wait};
 use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
@@ -12,7 +12,9 @@ use loupe_engine::embed::{
     CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
 };
 use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
-use loupe_engine::{AskRequest, CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery};
+use loupe_engine::{
+    AskRequest, CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery, Until,
+};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -101,12 +103,16 @@ fn models(model: Option<&str>, json: bool) -> Result<()> {
         None => models::builtin(),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<20} {:<12} {:<22} {:>10} {:>9}",
-        "model", "tokenizer", "count", "window", "budget"
+        "model",
+        "tokenizer",
+        "count",
+        "window",
+        "budget"
     );
     for row in &rows {
         let count = if row.exact {
@@ -116,7 +122,7 @@ fn models(model: Option<&str>, json: bool) -> Result<()> {
         } else {
             "estimated (unknown)".to_owned()
         };
-        println!(
+        outln!(
             "{:<20} {:<12} {:<22} {:>10} {:>9}",
             row.name,
             row.encoding.name(),
@@ -194,10 +200,15 @@ pub(crate) fn cancel_on_ctrl_c() -> CancelToken {
 
 /// An incremental index pass with a progress bar; Ctrl+C cancels it.
 pub(crate) async fn index_with_bar(project: &Project, path: &Path) -> Result<IndexReport> {
+    index_until_with_bar(project, path, Until::Complete).await
+}
+
+/// [`index_with_bar`], stopping where `until` says.
+async fn index_until_with_bar(project: &Project, path: &Path, until: Until) -> Result<IndexReport> {
     let cancel = cancel_on_ctrl_c();
     let bar = Bar::new();
     let sink = |p| bar.update(p);
-    let result = project.index(&sink, &cancel).await;
+    let result = project.index_until(until, &sink, &cancel).await;
     bar.finish();
     result.with_context(|| format!("indexing {}", path.display()))
 }
@@ -205,13 +216,34 @@ pub(crate) async fn index_with_bar(project: &Project, path: &Path) -> Result<Ind
 /// Never a prompt about nothing: a folder that was never indexed is
 /// indexed first, with the progress bar (on stderr: stdout is the answer).
 pub(crate) async fn index_if_new(project: &Project, path: &Path) -> Result<()> {
-    if project.catalog().generation().await? == 0 {
+    index_for(project, path, Wait::All).await
+}
+
+/// [`index_if_new`], waiting for what `wait` says: with [`Wait::Lexical`]
+/// a new folder is indexed up to its lexical stage (its vectors come with
+/// the next full run); with [`Wait::All`] an index that lacks vectors is
+/// completed too.
+async fn index_for(project: &Project, path: &Path, wait: Wait) -> Result<()> {
+    let new = project.catalog().generation().await? == 0;
+    if new {
         eprintln!("{} is not indexed yet: indexing it first", path.display());
-        let r = index_with_bar(project, path).await?;
+        let until = match wait {
+            Wait::Lexical => Until::Searchable,
+            Wait::All => Until::Complete,
+        };
+        let r = index_until_with_bar(project, path, until).await?;
         eprintln!(
-            "indexed {} files ({} chunks written)",
-            r.files_seen, r.chunks_added
+            "indexed {} files ({} chunks written{})",
+            r.files_seen,
+            r.chunks_added,
+            if r.vectors_deferred {
+                "; vectors not built: `loupe index` builds them"
+            } else {
+                ""
+            }
         );
+    } else if wait == Wait::All && !project.status().await?.vectors_ready {
+        index_with_bar(project, path).await?;
     }
     Ok(())
 }
@@ -220,7 +252,7 @@ async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
     let project = open(cli, path).await?;
     let report = index_with_bar(&project, path).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_report(&report);
     }
@@ -228,12 +260,16 @@ async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
 }
 
 fn print_report(r: &IndexReport) {
-    println!(
+    outln!(
         "{} files: {} changed, {} unchanged, {} deleted; {} chunks written",
-        r.files_seen, r.files_changed, r.files_unchanged, r.files_deleted, r.chunks_added
+        r.files_seen,
+        r.files_changed,
+        r.files_unchanged,
+        r.files_deleted,
+        r.chunks_added
     );
     if r.chunks_embedded + r.embeddings_cached > 0 || r.embedding_incomplete {
-        println!(
+        outln!(
             "embeddings: {} computed, {} from cache{}",
             r.chunks_embedded,
             r.embeddings_cached,
@@ -245,9 +281,14 @@ fn print_report(r: &IndexReport) {
         );
     }
     let t = &r.times;
-    println!(
+    outln!(
         "time: walk {:.0?}, parse {:.0?}, catalog {:.0?}, lexical {:.0?}, embed {:.0?}, vectors {:.0?}",
-        t.walk, t.parse, t.catalog, t.lexical, t.embed, t.vectors
+        t.walk,
+        t.parse,
+        t.catalog,
+        t.lexical,
+        t.embed,
+        t.vectors
     );
     if !r.diagnostics.is_empty() {
         let mut counts = std::collections::BTreeMap::new();
@@ -255,7 +296,7 @@ fn print_report(r: &IndexReport) {
             *counts.entry(d.kind.as_str()).or_insert(0) += 1;
         }
         let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        println!(
+        outln!(
             "skipped or degraded: {} (see `loupe status --diagnostics`)",
             parts.join(", ")
         );
@@ -272,18 +313,20 @@ async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result
     };
     if json {
         let value = serde_json::json!({ "status": status, "diagnostics": diags });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
-    println!("project:  {}", status.root.display());
-    println!("index:    {}", status.data_dir.display());
-    println!(
+    outln!("project:  {}", status.root.display());
+    outln!("index:    {}", status.data_dir.display());
+    outln!(
         "files:    {}   chunks: {}   generation: {}",
-        status.files, status.chunks, status.generation
+        status.files,
+        status.chunks,
+        status.generation
     );
-    println!("lexical:  {} chunks", status.lexical_chunks);
+    outln!("lexical:  {} chunks", status.lexical_chunks);
     match &status.vector_model {
-        Some(model) => println!(
+        Some(model) => outln!(
             "vectors:  {}/{} chunks ({model}){}",
             status.vector_chunks,
             status.chunks,
@@ -293,19 +336,19 @@ async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result
                 " — run `loupe index` to finish"
             }
         ),
-        None => println!("vectors:  off"),
+        None => outln!("vectors:  off"),
     }
     match &status.history_note {
-        None => println!(
+        None => outln!(
             "history:  {} commit{}",
             status.history_commits,
             if status.history_commits == 1 { "" } else { "s" }
         ),
-        Some(why) => println!("history:  none ({why})"),
+        Some(why) => outln!("history:  none ({why})"),
     }
-    println!("diagnostics: {}", status.diagnostics);
+    outln!("diagnostics: {}", status.diagnostics);
     for d in diags {
-        println!("  {:<13} {}  {}", d.kind.as_str(), d.path, d.message);
+        outln!("  {:<13} {}  {}", d.kind.as_str(), d.path, d.message);
     }
     Ok(())
 }
@@ -333,16 +376,22 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
     if candidates.is_empty() {
-        println!("no candidates: nothing in the index matches this question");
+        outln!("no candidates: nothing in the index matches this question");
         return Ok(());
     }
-    println!(
+    outln!(
         "{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}",
-        "#", "chunk", "symbol", "bm25", "vec", "sym", "hop"
+        "#",
+        "chunk",
+        "symbol",
+        "bm25",
+        "vec",
+        "sym",
+        "hop"
     );
     for (i, c) in shown.iter().enumerate() {
         let s = &c.signals;
@@ -350,7 +399,7 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
             "{}:{}-{}",
             c.chunk.path, c.chunk.start_line, c.chunk.end_line
         );
-        println!(
+        outln!(
             "{:>3}  {:<48} {:<24} {:>7} {:>5} {:>5} {:>3}",
             i + 1,
             loc,
@@ -367,7 +416,7 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
                 .unwrap_or_else(|| "-".into()),
         );
     }
-    println!("{} candidates in all", candidates.len());
+    outln!("{} candidates in all", candidates.len());
     Ok(())
 }
 
@@ -378,15 +427,15 @@ async fn watch(cli: &Cli, path: &Path) -> Result<()> {
         .index(&loupe_engine::progress::no_progress, &cancel)
         .await?;
     print_report(&report);
-    println!("watching {} (Ctrl+C stops)", project.root().display());
+    outln!("watching {} (Ctrl+C stops)", project.root().display());
     let handle = loupe_engine::watch::watch(Arc::clone(&project), |event| match event {
         loupe_engine::watch::WatchEvent::Changed(paths) => {
-            println!("changed: {} path(s)", paths.len());
+            outln!("changed: {} path(s)", paths.len());
         }
         loupe_engine::watch::WatchEvent::Indexed(r) => print_report(&r),
         loupe_engine::watch::WatchEvent::Failed(e) => eprintln!("error: {e}"),
         loupe_engine::watch::WatchEvent::History(commits) => {
-            println!("HEAD moved: commit history read again ({commits} commits)");
+            outln!("HEAD moved: commit history read again ({commits} commits)");
         }
     })?;
     while !cancel.is_cancelled() {
@@ -478,6 +527,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         expand_url,
         expand_model,
         expand_timeout_ms,
+        wait,
         ..
     } = &cli.command
     else {
@@ -507,7 +557,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         // The diff's new side must be what is indexed: catch up first.
         index_with_bar(&project, path).await?;
     } else {
-        index_if_new(&project, path).await?;
+        index_for(&project, path, *wait).await?;
     }
     let knobs = flags.applied(&team_knobs(project.root(), knob_args.no_team_defaults));
     let expand = expand_url
@@ -533,9 +583,9 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
         tokio::task::block_in_place(|| crate::clipboard::copy(&assembly.prompt))?;
     }
     if *json {
-        println!("{}", serde_json::to_string_pretty(&assembly)?);
+        outln!("{}", serde_json::to_string_pretty(&assembly)?);
     } else if !*copy {
-        println!("{}", assembly.prompt);
+        outln!("{}", assembly.prompt);
     }
     if *copy {
         let r = &assembly.report;
@@ -556,6 +606,9 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     if let Some(e) = &answer.expansion {
         // The secondary LLM's part in the search, or why it had none.
         eprintln!("{}", e.describe());
+    }
+    if *report {
+        eprintln!("{}", answer.signals.describe());
     }
     Ok(())
 }
@@ -644,7 +697,7 @@ async fn run_golden(
     index_with_bar(&project, path).await?;
     let report = golden::check(&project, &questions, &base).await?;
     match format {
-        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        ReportFormat::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         ReportFormat::Table => print_golden(&report),
     }
     if !report.passed() {
@@ -668,7 +721,7 @@ fn print_golden(report: &GoldenReport) {
             Some(e) => format!("error: {e}"),
             None => format!("{} of {} {}, {}", q.used, q.budget, q.unit, q.model),
         };
-        println!("line {:<4} {verdict:<4}  {:?}  ({size})", q.line, q.ask);
+        outln!("line {:<4} {verdict:<4}  {:?}  ({size})", q.line, q.ask);
         for item in &q.items {
             let (kind, name) = match &item.expected {
                 Expected::File(p) => ("file", p.as_str()),
@@ -712,10 +765,10 @@ fn print_golden(report: &GoldenReport) {
                 ),
                 Outcome::NotAssembled => ("missing", "the question failed".to_owned()),
             };
-            println!("           {word:<8} {kind:<6} {name:<32} {detail}");
+            outln!("           {word:<8} {kind:<6} {name:<32} {detail}");
         }
     }
-    println!(
+    outln!(
         "{} of {} expected items in their prompts ({} questions)",
         report.found,
         report.expected,

@@ -3,6 +3,8 @@
 //! Each subcommand parses its flags, builds the engine's config, makes one
 //! engine call and prints the result. No indexing or ranking logic lives here.
 
+#[macro_use]
+mod out;
 mod clipboard;
 mod commands;
 mod map;
@@ -173,6 +175,13 @@ pub enum Command {
         /// How long it may take before the local analyzer alone is used.
         #[arg(long, requires = "expand_url", default_value_t = loupe_engine::expand::DEFAULT_TIMEOUT_MS)]
         expand_timeout_ms: u64,
+        /// On a project that is not indexed yet: answer as soon as the
+        /// lexical index, symbols and graph are built (`lexical`, the
+        /// default; the vectors come with the next `loupe index`), or once
+        /// every signal is (`all`, which also completes the vectors of an
+        /// index that lacks some).
+        #[arg(long, value_enum, default_value_t = Wait::Lexical)]
+        wait: Wait,
         /// The knobs.
         #[command(flatten)]
         knobs: KnobArgs,
@@ -265,6 +274,15 @@ pub enum Command {
     /// Internal: serve a `query --copy` on the X11 clipboard until replaced.
     #[command(name = clipboard::SERVE_COMMAND, hide = true)]
     ServeClipboard,
+}
+
+/// How much of the index `loupe query` waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Wait {
+    /// The lexical index, symbols and graph.
+    Lexical,
+    /// Every signal, vectors included.
+    All,
 }
 
 /// Report formats.

@@ -53,12 +53,12 @@ pub(crate) async fn map(
     let tree = project.token_map(marks).await?;
     let assembly = answer.as_ref().map(|a| &a.assembly);
     if view.json {
-        println!("{}", serde_json::to_string_pretty(&tree)?);
+        outln!("{}", serde_json::to_string_pretty(&tree)?);
     } else {
         let used = assembly
             .as_ref()
             .map(|a| (a.report.used, a.report.unit.as_str()));
-        print!("{}", render(&tree, question, used, &view));
+        out!("{}", render(&tree, question, used, &view));
     }
     Ok(())
 }

@@ -32,6 +32,7 @@ impl Bar {
                 Stage::Walk => "walking",
                 Stage::Parse => "parsing",
                 Stage::Commit => "committing",
+                Stage::Ready => "searchable",
                 Stage::Embed => "embedding",
                 Stage::Vectors => "vector index",
                 Stage::Distill => "distilling",

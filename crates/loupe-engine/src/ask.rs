@@ -133,6 +133,49 @@ struct CacheKey {
     history: Option<String>,
     /// The secondary LLM asked (endpoint, model), if any.
     expand: Option<(String, String)>,
+    /// Points in the vector index: vectors landing retrieve again.
+    vector_points: usize,
+}
+
+/// Which retrieval signals an answer had. The lexical index, symbols and
+/// the graph are there whenever a question can be asked at all; commit
+/// history and vectors can be missing (none, turned off, not built yet).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SignalsUsed {
+    /// Commits whose messages were searched (0: none).
+    pub history_commits: u64,
+    /// Live chunks that had a vector, and live chunks; `None` when vectors
+    /// are off (no embedder).
+    pub vectors: Option<(u64, u64)>,
+}
+
+impl SignalsUsed {
+    /// Whether vectors are on but some chunks had none: the answer came
+    /// from a partial index.
+    pub fn vectors_partial(&self) -> bool {
+        matches!(self.vectors, Some((with, of)) if with < of)
+    }
+
+    /// One line for a report: what the answer was made from.
+    pub fn describe(&self) -> String {
+        let mut used = vec!["lexical index", "symbols", "graph"];
+        if self.history_commits > 0 {
+            used.push("commit history");
+        }
+        let vectors = match self.vectors {
+            None => " (vectors off)".to_owned(),
+            Some((with, of)) if with >= of => {
+                used.push("vectors");
+                String::new()
+            }
+            Some((0, of)) => format!(" (vectors not built yet: 0 of {of} chunks)"),
+            Some((with, of)) => {
+                used.push("vectors");
+                format!(" (vectors for {with} of {of} chunks only: the rest are not built yet)")
+            }
+        };
+        format!("signals: {}{vectors}", used.join(", "))
+    }
 }
 
 /// The last question's retrieval and the body sizes measured for it,
@@ -144,6 +187,7 @@ pub struct AskCache {
     candidates: Arc<Vec<Candidate>>,
     pins_dropped: bool,
     expansion: Option<Expansion>,
+    signals: SignalsUsed,
     sizes: SizeCache,
 }
 
@@ -176,6 +220,9 @@ pub struct Answer {
     pub change: Option<ChangeSummary>,
     /// What the secondary LLM added to the search, when one is configured.
     pub expansion: Option<Expansion>,
+    /// Which signals retrieval had (a partial index has fewer; the
+    /// report's warnings say so too).
+    pub signals: SignalsUsed,
 }
 
 impl Project {
@@ -233,6 +280,7 @@ impl Project {
                 .expand
                 .as_ref()
                 .map(|c| (c.base_url.clone(), c.model.clone())),
+            vector_points: self.vector_points(),
         };
         if cache.key.as_ref() != Some(&key) {
             // The secondary LLM's terms join the search (never the
@@ -276,11 +324,16 @@ impl Project {
                 }
                 Err(err) => return Err(err),
             };
+            let signals = SignalsUsed {
+                history_commits: self.history_commits() as u64,
+                vectors: self.vector_coverage(),
+            };
             *cache = AskCache {
                 key: Some(key),
                 candidates: Arc::new(candidates),
                 pins_dropped,
                 expansion,
+                signals,
                 sizes: SizeCache::default(),
             };
         }
@@ -341,6 +394,13 @@ impl Project {
         if let Some(why) = self.why_nothing(&selected, &assembly).await? {
             assembly.report.warnings.push(why);
         }
+        if cache.signals.vectors_partial() {
+            // The prompt came from a partial index: the user should know.
+            assembly
+                .report
+                .warnings
+                .push(format!("partial index: {}", cache.signals.describe()));
+        }
         let mut in_prompt: Vec<String> = assembly
             .items
             .iter()
@@ -357,6 +417,7 @@ impl Project {
             pins_dropped: cache.pins_dropped,
             change,
             expansion: cache.expansion.clone(),
+            signals: cache.signals.clone(),
         })
     }
 }

@@ -57,10 +57,10 @@ pub mod vectors;
 pub mod walk;
 pub mod watch;
 
-pub use ask::{Answer, AskCache, AskRequest, UnknownPins};
+pub use ask::{Answer, AskCache, AskRequest, SignalsUsed, UnknownPins};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};
 pub use progress::{CancelToken, Progress, ProgressSink, Stage};
-pub use project::{IndexReport, Project, ProjectConfig, Status};
+pub use project::{IndexReport, Project, ProjectConfig, Status, Until};
 pub use retrieve::{RetrieveLimits, RetrieveQuery};
 pub use selection::{Completion, CompletionKind, IndexedSource, Selected, Selection, Target};

@@ -18,6 +18,11 @@ pub enum Stage {
     Parse,
     /// Writing catalog and lexical index.
     Commit,
+    /// The lexical index, symbols and graph of this run are committed:
+    /// questions can be asked now (reported once, with `done == total ==
+    /// 1`). What follows (embedding, the vector index) lands later; an
+    /// answer says which signals it had.
+    Ready,
     /// Computing embeddings for new chunks.
     Embed,
     /// Distilling the whole static embedder token table at once

@@ -171,6 +171,18 @@ pub struct StageTimes {
     pub vectors: Duration,
 }
 
+/// How far an index run goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Until {
+    /// Stop once questions can be asked: files read, the catalog, the
+    /// lexical index, symbols and graph committed. The vectors are left
+    /// for a later [`Until::Complete`] run (one-shot CLI queries).
+    Searchable,
+    /// Every signal, vectors included.
+    #[default]
+    Complete,
+}
+
 /// What one indexing run did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct IndexReport {
@@ -190,6 +202,8 @@ pub struct IndexReport {
     pub embeddings_cached: u64,
     /// Whether embedding stopped early (cancelled); lexical search is complete.
     pub embedding_incomplete: bool,
+    /// Whether the run stopped before the vectors ([`Until::Searchable`]).
+    pub vectors_deferred: bool,
     /// Skipped or degraded paths.
     pub diagnostics: Vec<Diagnostic>,
     /// Timings.
@@ -736,13 +750,27 @@ impl Project {
 
     /// Bring the index up to date with the folder: re-chunk what changed,
     /// drop what is gone, embed what is new. Safe to cancel at any point.
+    ///
+    /// Questions can be asked from the moment the run reports
+    /// [`Stage::Ready`] (the lexical index, symbols and graph committed),
+    /// while it embeds: answers use what is ready and say so.
     pub async fn index(
         &self,
         progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<IndexReport> {
+        self.index_until(Until::Complete, progress, cancel).await
+    }
+
+    /// [`Project::index`], stopping where `until` says.
+    pub async fn index_until(
+        &self,
+        until: Until,
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<IndexReport> {
         let _guard = self.write.lock().await;
-        let result = self.run(None, progress, cancel).await;
+        let result = self.run(None, until, progress, cancel).await;
         result.map_err(|e| self.damage_seen(e))
     }
 
@@ -792,15 +820,16 @@ impl Project {
             .map(|p| walk::rel_path(&self.root, p))
             .collect();
         let Some(mut rels) = rels else {
-            return self.run(None, progress, cancel).await;
+            return self.run(None, Until::Complete, progress, cancel).await;
         };
         rels.sort();
         rels.dedup();
         let states = self.catalog.file_states_of(&rels).await?;
         if rels.is_empty() || rels.iter().any(|r| !states.contains_key(r)) {
-            return self.run(None, progress, cancel).await;
+            return self.run(None, Until::Complete, progress, cancel).await;
         }
-        self.run(Some((rels, states)), progress, cancel).await
+        self.run(Some((rels, states)), Until::Complete, progress, cancel)
+            .await
     }
 
     /// The one write path. `scope` is `None` for a full walk, or known paths
@@ -808,6 +837,7 @@ impl Project {
     async fn run(
         &self,
         scope: Option<(Vec<String>, HashMap<String, FileState>)>,
+        until: Until,
         progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<IndexReport> {
@@ -958,8 +988,14 @@ impl Project {
         if full {
             self.refresh_history().await;
         }
-
-        if let Some(embedder) = self.cfg.embedder.clone() {
+        progress(Progress {
+            stage: Stage::Ready,
+            done: 1,
+            total: Some(1),
+        });
+        if until == Until::Searchable {
+            report.vectors_deferred = self.cfg.embedder.is_some();
+        } else if let Some(embedder) = self.cfg.embedder.clone() {
             let started = Instant::now();
             let inserted = applied.inserted.len() as u64;
             match self
@@ -1168,6 +1204,25 @@ impl Project {
         .await??;
         *lock_mut(&self.vectors) = Some(index);
         Ok(())
+    }
+
+    /// Points in the held vector index (0 while none is held): it moves
+    /// when vectors land, so a cached retrieval made without them is not
+    /// re-used.
+    pub(crate) fn vector_points(&self) -> usize {
+        lock(&self.vectors).as_ref().map_or(0, VectorIndex::points)
+    }
+
+    /// Live chunks with a vector in the held vector index, and live
+    /// chunks; `None` without an embedder.
+    pub(crate) fn vector_coverage(&self) -> Option<(u64, u64)> {
+        self.cfg.embedder.as_ref()?;
+        let live = Arc::clone(&lock(&self.live));
+        let with = match lock(&self.vectors).as_ref() {
+            Some(v) => v.ids().iter().filter(|id| live.contains(id)).count() as u64,
+            None => 0,
+        };
+        Some((with, live.len() as u64))
     }
 
     /// What is indexed and which signals are ready.

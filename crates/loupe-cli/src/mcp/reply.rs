@@ -612,6 +612,7 @@ mod tests {
             pins_dropped: false,
             change: None,
             expansion: None,
+            signals: Default::default(),
         }
     }
 

@@ -335,3 +335,69 @@ fn query_report_states_statuses_in_words() {
     assert!(verdict.contains(" in the prompt"), "{verdict}");
     assert!(verdict.contains(" left out: "), "{verdict}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_reader_that_stops_early_ends_the_query_quietly() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 12);
+    // `loupe query … | head -0`: the reading end is gone before a byte is written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = loupe(data.path())
+        .args(["--embedder", "none", "query"])
+        .arg(dir.path())
+        .arg("frobnication number")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // The status a shell gives a process ended by SIGPIPE, as `cat` would be.
+    assert_eq!(out.status.code(), Some(141), "{:?}: {err}", out.status);
+}
+
+#[test]
+fn a_query_on_a_new_folder_answers_from_the_lexical_stage_unless_told_to_wait() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 12);
+    let ask = |wait: Option<&str>| {
+        let mut cmd = loupe(data.path());
+        cmd.args(["--embedder", "code", "query"]);
+        if let Some(w) = wait {
+            cmd.args(["--wait", w]);
+        }
+        let out = cmd
+            .arg(dir.path())
+            .arg("frobnication number")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let status = || {
+        run_ok(
+            loupe(data.path())
+                .args(["--embedder", "code", "status"])
+                .arg(dir.path()),
+        )
+    };
+    let (prompt, err) = ask(None);
+    assert!(prompt.contains("helper_"), "{prompt}");
+    assert!(err.contains("vectors not built"), "{err}");
+    assert!(err.contains("warning: partial index"), "{err}");
+    assert!(status().contains("vectors:  0/"), "{}", status());
+    // `--wait all` completes the vectors first: no partial-index warning.
+    let (_, err) = ask(Some("all"));
+    assert!(!err.contains("partial index"), "{err}");
+    let done = status();
+    let line = done.lines().find(|l| l.starts_with("vectors:")).unwrap();
+    let counts = line.split_whitespace().nth(1).unwrap();
+    let (with, of) = counts.split_once('/').unwrap();
+    assert_eq!(with, of, "{done}");
+}

@@ -12,5 +12,6 @@ mod expand;
 mod history;
 mod index;
 mod selection;
+mod staged;
 mod static_embed;
 mod support;

@@ -1,0 +1,168 @@
+//! Readiness in stages: questions are answered from the lexical index,
+//! symbols and graph while the vectors are still being built, say so, and
+//! are answered with the vectors once they land.
+
+use crate::support::*;
+use loupe_assemble::Knobs;
+use loupe_engine::embed::Embedder;
+use loupe_engine::progress::{Progress, Stage, no_progress};
+use loupe_engine::{AskCache, AskRequest, CancelToken, Until};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// [`CountingEmbedder`]'s vectors, held back until `open` is set.
+#[derive(Default)]
+struct GatedEmbedder {
+    open: AtomicBool,
+    inner: CountingEmbedder,
+}
+
+impl Embedder for GatedEmbedder {
+    fn model_id(&self) -> &str {
+        "test:gated"
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[String]) -> loupe_engine::Result<Vec<Vec<f32>>> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.open.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.inner.embed(texts)
+    }
+}
+
+/// Candidates the vector search found.
+fn vector_hits(a: &loupe_engine::Answer) -> usize {
+    a.selected
+        .candidates
+        .iter()
+        .filter(|c| c.signals.vector_rank.is_some())
+        .count()
+}
+
+const QUESTION: &str = "how are items packed under a token budget?";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_question_is_answered_before_the_vectors_land_and_again_after() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(GatedEmbedder::default());
+    let project = Arc::new(env.open(Some(embedder.clone())).await);
+    let stages = Arc::new(Mutex::new(Vec::new()));
+    let run = {
+        let (project, stages) = (project.clone(), stages.clone());
+        tokio::spawn(async move {
+            let sink = move |p: Progress| stages.lock().unwrap().push(p.stage);
+            project.index(&sink, &CancelToken::new()).await
+        })
+    };
+    // The run says when questions can be asked, and is still embedding.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !stages.lock().unwrap().contains(&Stage::Ready) {
+        assert!(Instant::now() < deadline, "no ready report");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut cache = AskCache::default();
+    let request = AskRequest::new(QUESTION, Knobs::default());
+    let early = project.ask(&request, &mut cache).await.unwrap();
+    assert!(!run.is_finished(), "the run waits for the gated embedder");
+    let chunks = project.status().await.unwrap().chunks;
+    assert_eq!(early.signals.vectors, Some((0, chunks)));
+    assert!(early.signals.vectors_partial());
+    let paths: Vec<&str> = early
+        .assembly
+        .items
+        .iter()
+        .map(|i| i.path.as_str())
+        .collect();
+    assert!(paths.contains(&"src/pack.rs"), "{paths:?}");
+    let warning = early
+        .assembly
+        .report
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("partial index"))
+        .expect("the partial index is in the report");
+    assert!(warning.contains("vectors not built yet"), "{warning}");
+    assert_eq!(vector_hits(&early), 0);
+
+    // The vectors land: the same cache retrieves again, with them.
+    embedder.open.store(true, Ordering::SeqCst);
+    let report = run.await.unwrap().unwrap();
+    assert!(!report.vectors_deferred);
+    let seen = stages.lock().unwrap().clone();
+    let ready = seen.iter().position(|s| *s == Stage::Ready).unwrap();
+    let embed = seen.iter().position(|s| *s == Stage::Embed).unwrap();
+    assert!(ready < embed, "{seen:?}");
+    let late = project.ask(&request, &mut cache).await.unwrap();
+    assert_eq!(late.signals.vectors, Some((chunks, chunks)));
+    assert!(
+        !late
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("partial index"))
+    );
+    assert!(vector_hits(&late) > 0, "vectors were searched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_searchable_run_defers_the_vectors_to_the_next_full_run() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(CountingEmbedder::default());
+    let project = env.open(Some(embedder.clone())).await;
+    let report = project
+        .index_until(Until::Searchable, &no_progress, &CancelToken::new())
+        .await
+        .unwrap();
+    assert!(report.vectors_deferred);
+    assert_eq!(embedder.calls.load(Ordering::SeqCst), 0, "nothing embedded");
+    let status = project.status().await.unwrap();
+    assert!(status.chunks > 0 && !status.vectors_ready);
+    let answer = project
+        .ask(
+            &AskRequest::new(QUESTION, Knobs::default()),
+            &mut AskCache::default(),
+        )
+        .await
+        .unwrap();
+    assert!(answer.signals.vectors_partial());
+
+    // A process opening it later (the app, `loupe index`) completes it.
+    drop(project);
+    let project = env.open(Some(embedder.clone())).await;
+    let report = index(&project).await;
+    assert_eq!(report.files_changed, 0);
+    assert!(report.chunks_embedded > 0);
+    assert!(project.status().await.unwrap().vectors_ready);
+    // Without an embedder there is nothing to defer, nor to warn about.
+    let plain = Env::new();
+    sample_project(&plain);
+    let project = plain.open(None).await;
+    let report = project
+        .index_until(Until::Searchable, &no_progress, &CancelToken::new())
+        .await
+        .unwrap();
+    assert!(!report.vectors_deferred);
+    let answer = project
+        .ask(
+            &AskRequest::new(QUESTION, Knobs::default()),
+            &mut AskCache::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.signals.vectors, None);
+    assert!(
+        !answer
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("partial"))
+    );
+}
