@@ -96,7 +96,9 @@ impl From<loupe_engine::Error> for ErrorDto {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct IndexEvent {
-    /// `walk`, `parse`, `commit`, `embed`, `vectors` or `done`.
+    /// `walk`, `parse`, `commit`, `ready` (questions can be asked: the
+    /// lexical index, symbols and graph are committed), `embed`, `vectors`,
+    /// `wait` or `done`.
     pub stage: String,
     /// Items done in this stage.
     pub done: u32,
@@ -142,6 +144,10 @@ pub struct StatusDto {
     pub generation: u32,
     /// Whether every chunk has a vector.
     pub vectors_ready: bool,
+    /// The embedding model, `null` when vectors are off.
+    pub vector_model: Option<String>,
+    /// Chunks that have a vector (they arrive after the lexical stage).
+    pub vector_chunks: u32,
     /// Skipped or degraded files in the last run.
     pub diagnostics: u32,
     /// What opening had to repair.
@@ -160,6 +166,8 @@ impl From<&Status> for StatusDto {
             chunks: count(s.chunks),
             generation: count(s.generation),
             vectors_ready: s.vectors_ready,
+            vector_model: s.vector_model.clone(),
+            vector_chunks: count(s.vector_chunks),
             diagnostics: count(s.diagnostics),
             recovered: s.recovered.clone(),
             history_commits: count(s.history_commits),

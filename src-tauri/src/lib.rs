@@ -17,7 +17,9 @@ pub mod state;
 pub use state::AppState;
 
 use loupe_engine::ProjectConfig;
-use loupe_engine::embed::{CodeEmbedder, Embedder, PocketEmbedder, StaticEmbedder};
+use loupe_engine::embed::{
+    CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
+};
 use std::sync::Arc;
 use tauri::Runtime;
 
@@ -60,10 +62,13 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 
 /// The project configuration from the environment: `LOUPE_DATA_DIR` (else
 /// the default data root) and `LOUPE_EMBEDDER`: `none` turns vectors off,
-/// `bundled` picks the bundled MiniLM itself, `static` its distilled table;
-/// unset or anything else is Loupe's own code vectors, as in the CLI. They
-/// are compiled in, so opening them costs milliseconds and nothing here
-/// delays the first window.
+/// `bundled` picks the bundled MiniLM itself, `static` its distilled table,
+/// `http` an OpenAI-compatible embeddings endpoint (`LOUPE_EMBED_URL`,
+/// `LOUPE_EMBED_MODEL`, `LOUPE_EMBED_API_KEY`: what `loupe --embedder http`
+/// reads); unset or anything else is Loupe's own code vectors, as in the
+/// CLI. The local ones are compiled in, so opening them costs milliseconds
+/// and nothing here delays the first window (an endpoint is asked once for
+/// its dimension).
 pub fn config_from_env() -> ProjectConfig {
     let data_root: std::path::PathBuf = std::env::var_os("LOUPE_DATA_DIR")
         .map(Into::into)
@@ -73,6 +78,7 @@ pub fn config_from_env() -> ProjectConfig {
         Ok("none") => return config,
         Ok("bundled") => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
         Ok("static") => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        Ok("http") => http_embedder_from_env().map(|e| Arc::new(e) as Arc<dyn Embedder>),
         _ => CodeEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };
     match embedder {
@@ -81,6 +87,22 @@ pub fn config_from_env() -> ProjectConfig {
         Err(e) => eprintln!("loupe: embedder unavailable, vectors off: {e}"),
     }
     config
+}
+
+/// The embeddings endpoint the environment names.
+fn http_embedder_from_env() -> loupe_engine::Result<HttpEmbedder> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let (Some(base_url), Some(model)) = (var("LOUPE_EMBED_URL"), var("LOUPE_EMBED_MODEL")) else {
+        return Err(loupe_engine::Error::Embed(
+            "LOUPE_EMBEDDER=http needs LOUPE_EMBED_URL and LOUPE_EMBED_MODEL".into(),
+        ));
+    };
+    HttpEmbedder::new(HttpEmbedderConfig {
+        base_url,
+        model,
+        api_key: var("LOUPE_EMBED_API_KEY"),
+        timeout_secs: loupe_engine::embed::HTTP_EMBED_TIMEOUT_SECS,
+    })
 }
 
 /// Start the app (what `main` calls).

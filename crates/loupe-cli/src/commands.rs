@@ -18,9 +18,6 @@ use loupe_engine::{
 use std::path::Path;
 use std::sync::Arc;
 
-/// Timeout for one request to an HTTP embedder.
-const HTTP_EMBED_TIMEOUT_SECS: u64 = 60;
-
 /// Run one subcommand.
 pub async fn dispatch(cli: Cli) -> Result<()> {
     if matches!(cli.command, Command::Mcp(_)) {
@@ -155,7 +152,7 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
                 base_url: url.clone(),
                 model: model.clone(),
                 api_key: std::env::var("LOUPE_EMBED_API_KEY").ok(),
-                timeout_secs: HTTP_EMBED_TIMEOUT_SECS,
+                timeout_secs: loupe_engine::embed::HTTP_EMBED_TIMEOUT_SECS,
             };
             Some(Arc::new(
                 HttpEmbedder::new(cfg).with_context(|| format!("connecting to {url}"))?,

@@ -149,6 +149,9 @@ impl Embedder for PocketEmbedder {
     }
 }
 
+/// How long one request to an embeddings endpoint may take, unless said.
+pub const HTTP_EMBED_TIMEOUT_SECS: u64 = 60;
+
 /// Settings of an OpenAI-compatible embeddings endpoint.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HttpEmbedderConfig {

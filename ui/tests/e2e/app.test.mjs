@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,10 +32,10 @@ let browser;
 let work = '';
 let project = '';
 
-async function waitForDriver() {
+async function waitForDriver(port) {
   for (let i = 0; i < 100; i++) {
     try {
-      await fetch(`http://127.0.0.1:${DRIVER_PORT}/status`);
+      await fetch(`http://127.0.0.1:${port}/status`);
       return;
     } catch {
       await new Promise((r) => setTimeout(r, 100));
@@ -49,22 +50,32 @@ before(async () => {
   project = join(work, 'polyglot');
   cpSync(FIXTURE, project, { recursive: true });
   mkdirSync(join(work, 'data'));
-  // Its own process group, so `after` can stop it together with
-  // WebKitWebDriver and the app: an app left running keeps this file's
-  // output pipe open, and the test runner would wait for it forever.
-  driver = spawn('tauri-driver', ['--port', String(DRIVER_PORT)], {
+  ({ driver, browser } = await startApp(DRIVER_PORT, { LOUPE_DATA_DIR: join(work, 'data') }));
+});
+
+/**
+ * tauri-driver on `port` with `env` added to the app's environment, and a
+ * session on it (the app started). Each driver gets its own process group,
+ * so `stopApp` can stop it together with WebKitWebDriver and the app: an
+ * app left running keeps this file's output pipe open, and the test runner
+ * would wait for it forever.
+ */
+async function startApp(port, env) {
+  // Its WebKitWebDriver on the next port (tauri-driver's default native
+  // port, 4445, would collide with a second driver's own).
+  const drv = spawn('tauri-driver', ['--port', String(port), '--native-port', String(port + 1)], {
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, LOUPE_DATA_DIR: join(work, 'data') },
+    env: { ...process.env, ...env },
   });
-  await waitForDriver();
+  await waitForDriver(port);
   // WebKitWebDriver has once reported "page crash or hang" before the page
   // was touched: start a fresh session (a fresh app) when the first look at
   // the page fails, up to SESSION_ATTEMPTS times.
   for (let attempt = 1; ; attempt++) {
-    browser = await remote({
+    const session = await remote({
       hostname: '127.0.0.1',
-      port: DRIVER_PORT,
+      port,
       logLevel: 'warn',
       capabilities: {
         // @ts-expect-error tauri-driver's own capabilities
@@ -74,32 +85,45 @@ before(async () => {
       },
     });
     try {
-      await (await browser.$('body')).waitForExist({ timeout: UI_TIMEOUT_MS });
-      break;
+      await (await session.$('body')).waitForExist({ timeout: UI_TIMEOUT_MS });
+      return { driver: drv, browser: session };
     } catch (e) {
-      await browser.deleteSession().catch(() => {});
-      if (attempt >= SESSION_ATTEMPTS) throw e;
+      await session.deleteSession().catch(() => {});
+      if (attempt >= SESSION_ATTEMPTS) {
+        stopGroup(drv);
+        throw e;
+      }
       console.error(`session ${attempt} failed (${e}); starting another`);
     }
   }
-});
+}
 
-/** Signal every process of the driver's group; false once none is left. */
-function signalGroup(signal) {
+/** Signal every process of `drv`'s group; false once none is left. */
+function signalGroup(drv, signal) {
   try {
-    process.kill(-driver.pid, signal);
+    process.kill(-drv.pid, signal);
     return true;
   } catch {
     return false;
   }
 }
 
-after(async () => {
-  await browser?.deleteSession().catch(() => {});
-  if (driver?.pid && signalGroup('SIGTERM')) {
-    for (let i = 0; i < 20 && signalGroup(0); i++) await new Promise((r) => setTimeout(r, 100));
-    signalGroup('SIGKILL');
+async function stopGroup(drv) {
+  if (drv?.pid && signalGroup(drv, 'SIGTERM')) {
+    for (let i = 0; i < 20 && signalGroup(drv, 0); i++) await new Promise((r) => setTimeout(r, 100));
+    signalGroup(drv, 'SIGKILL');
   }
+}
+
+/** Session and driver of the app under test, stopped. */
+async function stopApp() {
+  await browser?.deleteSession().catch(() => {});
+  await stopGroup(driver);
+}
+
+after(async () => {
+  await stopApp();
+  embedStub?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -471,4 +495,109 @@ test('dropping a folder on the window opens it (a real X drag and drop)', async 
   } finally {
     source.kill();
   }
+});
+
+/**
+ * An OpenAI-compatible `/v1/embeddings` endpoint on loopback whose answers
+ * can be held back (`hold`) and let go (`release`): the vector stage of an
+ * index run waits on it as it would on a slow model server. Vectors are a
+ * bag of hashed words, so texts sharing words are close.
+ */
+async function startEmbedStub() {
+  const DIM = 32;
+  let gate = null;
+  let held = 0;
+  const vector = (text) => {
+    const v = new Array(DIM).fill(0);
+    for (const word of String(text).toLowerCase().split(/[^a-z0-9_]+/).filter(Boolean)) {
+      let h = 0;
+      for (const c of word) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+      v[h % DIM] += 1;
+    }
+    v[0] += 0.01;
+    return v;
+  };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', async () => {
+      if (gate) {
+        held += 1;
+        await gate.promise;
+      }
+      const input = JSON.parse(body || '{}').input ?? [];
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ data: input.map((t, index) => ({ embedding: vector(t), index })) }));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    hold() {
+      let open;
+      gate = { promise: new Promise((r) => (open = r)), open };
+    },
+    release() {
+      gate?.open();
+      gate = null;
+    },
+    held: () => held,
+    close() {
+      this.release();
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/** @type {Awaited<ReturnType<typeof startEmbedStub>> | null} */
+let embedStub = null;
+
+const partialWarning = () =>
+  browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="warning"]')].some((w) => /partial index/.test(w.textContent ?? '')),
+  );
+
+// Last: it restarts the app with a slow embeddings endpoint of its own.
+test('a first open answers from the lexical stage before the vectors land, then asks again with them', async () => {
+  embedStub = await startEmbedStub();
+  await stopApp();
+  const data = join(work, 'data-staged');
+  mkdirSync(data);
+  ({ driver, browser } = await startApp(DRIVER_PORT + 2, {
+    LOUPE_DATA_DIR: data,
+    LOUPE_EMBEDDER: 'http',
+    LOUPE_EMBED_URL: embedStub.url,
+    LOUPE_EMBED_MODEL: 'stub',
+  }));
+  const staged = join(work, 'staged-project');
+  cpSync(FIXTURE, staged, { recursive: true });
+  await byId('empty-state').waitForDisplayed({ timeout: UI_TIMEOUT_MS });
+
+  // The embedder holds every answer: the run stops at its vector stage.
+  embedStub.hold();
+  await (await byId('path-input')).setValue(staged);
+  await (await byId('open-button')).click();
+  await (await browser.$('[data-testid="signal-vectors"][data-state="arriving"]')).waitForDisplayed({ timeout: INDEX_TIMEOUT_MS });
+  const question = 'how does the ring buffer push and pop work?';
+  await (await byId('question-input')).setValue(question);
+  await browser.waitUntil(async () => (await rowPaths()).some((p) => p.startsWith('lib/ring')), {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: 'no answer from the lexical stage',
+  });
+  await browser.waitUntil(partialWarning, { timeout: UI_TIMEOUT_MS, timeoutMsg: 'the report does not say the index is partial' });
+  assert.ok(embedStub.held() > 0, 'the vector stage was waiting on the embedder');
+  assert.match(await (await byId('signal-vectors')).getText(), /embedding \d+\/\d+/);
+  await screenshot('app-staged.png');
+
+  // The vectors land: the same question is asked again, with them.
+  embedStub.release();
+  await (await browser.$('[data-testid="signal-vectors"][data-state="ready"]')).waitForDisplayed({ timeout: INDEX_TIMEOUT_MS });
+  await browser.waitUntil(async () => !(await partialWarning()), {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: 'not asked again once the vectors landed',
+  });
+  assert.ok((await rowPaths()).some((p) => p.startsWith('lib/ring')));
+  assert.equal(await (await byId('question-input')).getValue(), question);
 });

@@ -149,6 +149,54 @@ test('indexing progress is live and Cancel stops it', async () => {
   await p.close();
 });
 
+test('a first open is usable at its lexical stage; when the vectors land the question re-assembles and marks what changed', async () => {
+  const p = await page(null);
+  // Short enough that the table scrolls.
+  await p.setViewportSize({ width: 1280, height: 480 });
+  await p.getByTestId('path-input').fill('/mock/staged');
+  await p.getByTestId('open-button').click();
+  // Shown while the vectors are still being built, with their progress.
+  await p.getByTestId('status').waitFor();
+  const vectors = p.getByTestId('signal-vectors');
+  assert.equal(await vectors.getAttribute('data-state'), 'arriving');
+  await p.waitForFunction(() => /embedding \d+\/50/.test(document.querySelector('[data-testid="signal-vectors"]')?.textContent ?? ''));
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  assert.equal(await p.locator('[data-testid="chunk-row"][data-path="src/steal.rs"]').count(), 0);
+  // The user scrolls, opens a row and keeps typing while the vectors arrive.
+  await p.locator('[data-testid="chunk-row"][data-path="src/render.rs"]').click();
+  await p.getByTestId('row-detail').waitFor();
+  await p.getByTestId('chunk-body').evaluate((b) => (b.scrollTop = 40));
+  await p.getByTestId('question-input').fill('how does packing work? (draft');
+  // They land: the same question is asked again and the new row is marked.
+  await p.waitForFunction(() => document.querySelector('[data-testid="signal-vectors"]')?.getAttribute('data-state') === 'ready', null, { timeout: 15000 });
+  const entered = p.locator('[data-testid="chunk-row"][data-path="src/steal.rs"]');
+  await entered.waitFor();
+  assert.equal(await entered.getAttribute('data-change'), 'entered');
+  assert.match(await p.getByTestId('landed').innerText(), /1 entered the prompt, 0 left/);
+  // Nothing the user had was lost.
+  assert.equal(await p.getByTestId('question-input').inputValue(), 'how does packing work? (draft');
+  assert.equal(await p.getByTestId('chunk-body').evaluate((b) => b.scrollTop), 40);
+  assert.match(await p.getByTestId('row-detail').innerText(), /src\/render\.rs/);
+  // The next change of the question clears the marks.
+  await ask(p, 'how does rendering work?');
+  await p.getByTestId('landed').waitFor({ state: 'detached' });
+  assert.equal(await entered.getAttribute('data-change'), '');
+  await p.close();
+});
+
+test('the vectors of a first open can be cancelled; lexical search stays', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/staged-cancel/staged');
+  await p.getByTestId('open-button').click();
+  await p.getByTestId('signals-cancel').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid="signal-vectors"]')?.getAttribute('data-state') === 'partial');
+  assert.equal(await p.getByTestId('error-banner').count(), 0);
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  await p.close();
+});
+
 test('Ctrl+K focuses the question box', async () => {
   const p = await page();
   await p.getByTestId('path-input').focus();

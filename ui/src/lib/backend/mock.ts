@@ -26,6 +26,7 @@ import {
   type KnobsDto,
   type MapNodeDto,
   type MapStatusDto,
+  type StatusDto,
   type MapViewDto,
   type ExpanderDto,
   type PresetDto,
@@ -150,6 +151,28 @@ interface Candidate {
   tokens: number;
 }
 
+/** Projects of the staged scenario whose vectors have landed. */
+const vectorsLanded = new Set<string>();
+
+/** A project's status as the mock keeps it. */
+function statusOf(root: string): StatusDto {
+  const n = candidatesFor(root).length;
+  const ready = !root.endsWith('/staged') || vectorsLanded.has(root);
+  return {
+    root,
+    files: n,
+    chunks: n,
+    generation: 1,
+    vectors_ready: ready,
+    vector_model: 'loupe-code',
+    vector_chunks: ready ? n : 0,
+    diagnostics: 1,
+    recovered: [],
+    history_commits: 128,
+    history_note: null,
+  };
+}
+
 function candidatesFor(root: string): Candidate[] {
   if (root.endsWith('/empty')) return [];
   if (root.endsWith('/big')) {
@@ -188,6 +211,11 @@ function candidatesFor(root: string): Candidate[] {
     relevance: relevance as number,
     tokens: tokens as number,
   }));
+  // The staged-readiness scenario: one chunk only the vectors find (last,
+  // so the others keep their ids, as chunk ids do).
+  if (root.endsWith('/staged') && vectorsLanded.has(root)) {
+    base.push({ path: 'src/steal.rs', symbol: 'steal_work', relevance: 0.85, tokens: 300 });
+  }
   if (root.endsWith('/long')) {
     const deep = Array.from({ length: 24 }, (_, i) => `very_long_directory_name_${i}`).join('/');
     base.unshift({ path: `${deep}/worker.rs`, symbol: 'deep', relevance: 0.95, tokens: 100 });
@@ -531,7 +559,8 @@ function answer(root: string, question: string, knobs: KnobsDto, agentRequest: s
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let openRoot = '';
 let cancelRequested = false;
-/** Steps and step time of the slow scenario's parse stage. */
+/** Steps and step time of the slow scenario's parse stage (and the staged
+ * scenario's embedding). */
 const SLOW_STEPS = 50;
 const SLOW_STEP_MS = 100;
 
@@ -549,18 +578,29 @@ export const mockBackend: Backend = {
         await sleep(SLOW_STEP_MS);
       }
     }
-    const stages: [string, number][] = [['walk', 12], ['parse', 12], ['commit', 1], ['done', 1]];
-    for (const [stage, total] of stages) {
+    for (const [stage, total] of [['walk', 12], ['parse', 12], ['commit', 1]] as [string, number][]) {
       onProgress({ stage, done: total, total, elapsed_ms: elapsed() });
       await sleep(60);
     }
+    // Committed: questions can be asked (and the folder counts as indexed).
     openRoot = path;
     const recent = stored<RecentDto[]>('recent', []).filter((r) => r.root !== path);
     recent.unshift({ root: path, opened_at: Math.floor(Date.now() / 1000) });
     store('recent', recent.slice(0, 12));
+    onProgress({ stage: 'ready', done: 1, total: 1, elapsed_ms: elapsed() });
+    if (path.endsWith('/staged') && !vectorsLanded.has(path)) {
+      for (let done = 0; done <= SLOW_STEPS; done++) {
+        if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
+        onProgress({ stage: 'embed', done, total: SLOW_STEPS, elapsed_ms: elapsed() });
+        await sleep(SLOW_STEP_MS);
+      }
+      vectorsLanded.add(path);
+    }
+    onProgress({ stage: 'done', done: 1, total: 1, elapsed_ms: elapsed() });
+    await sleep(60);
     const n = candidatesFor(path).length;
     return {
-      status: { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [], history_commits: 128, history_note: null },
+      status: statusOf(path),
       files_changed: n,
       files_unchanged: 0,
       embedding_incomplete: false,
@@ -572,8 +612,7 @@ export const mockBackend: Backend = {
     // Indexed before = opened before (the recent list is the mock's memory).
     if (!stored<RecentDto[]>('recent', []).some((r) => r.root === path)) return null;
     openRoot = path;
-    const n = candidatesFor(path).length;
-    return { root: path, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [], history_commits: 128, history_note: null };
+    return statusOf(path);
   },
   async cancelIndex(root) {
     log('cancel_index', { root });
@@ -582,8 +621,7 @@ export const mockBackend: Backend = {
   },
   async projectStatus(root) {
     log('project_status', { root });
-    const n = candidatesFor(root).length;
-    return { root, files: n, chunks: n, generation: 1, vectors_ready: true, diagnostics: 1, recovered: [], history_commits: 128, history_note: null };
+    return statusOf(root);
   },
   async diagnostics(root) {
     log('diagnostics', { root });

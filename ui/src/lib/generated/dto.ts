@@ -14,7 +14,9 @@ message: string, };
 
 export type IndexEvent = { 
 /**
- * `walk`, `parse`, `commit`, `embed`, `vectors` or `done`.
+ * `walk`, `parse`, `commit`, `ready` (questions can be asked: the
+ * lexical index, symbols and graph are committed), `embed`, `vectors`,
+ * `wait` or `done`.
  */
 stage: string, 
 /**
@@ -51,6 +53,14 @@ generation: number,
  * Whether every chunk has a vector.
  */
 vectors_ready: boolean, 
+/**
+ * The embedding model, `null` when vectors are off.
+ */
+vector_model: string | null, 
+/**
+ * Chunks that have a vector (they arrive after the lexical stage).
+ */
+vector_chunks: number, 
 /**
  * Skipped or degraded files in the last run.
  */
