@@ -9,6 +9,7 @@
 #   make package  a .deb of the app (AppImage needs a download: not offline)
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
+#   make bench-first  time to a first prompt on a fresh data dir (not part of test)
 #   make bench-peers  Loupe vs Repomix, code2prompt, yek on that corpus (installs them; not part of test)
 #   make bench-ui  syntax highlighting of a ~50k-token prompt in chromium (not part of test)
 #   make train    mine -> features -> train the ranking model from git mirrors (TRAINING.md; not part of test)
@@ -35,7 +36,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
+.PHONY: bench-first train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -164,6 +165,12 @@ bench-ui: deps ui-deps
 
 ## bench-peers: Loupe side by side with Repomix, code2prompt and yek (BENCHMARKS.md).
 ## Installs the pinned peers under target/peers/ from npm and crates.io.
+## bench-first: time to a first prompt on a fresh data dir, the app's engine
+## path and the one-shot CLI, vectors on and off (VENDOR=1 adds the vendor corpus).
+bench-first: deps
+	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
+	scripts/bench-first-prompt.sh
+
 bench-peers: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
 	@command -v hyperfine >/dev/null || (apt-get update -qq && apt-get install -y -qq hyperfine)

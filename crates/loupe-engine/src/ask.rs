@@ -262,6 +262,8 @@ impl Project {
         query.primers = Some(knobs.primers.clone());
 
         let generation = self.catch_up().await?;
+        // The key holds the history's head: the read `open` started first.
+        self.history_settled().await;
         if generation == 0 {
             // Never a prompt about nothing: the shell indexes first (the
             // CLI does, with progress) or says what to run.

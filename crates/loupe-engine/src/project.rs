@@ -268,12 +268,44 @@ pub struct Project {
     /// Commit history: read when the project opens and again after a full
     /// index run that finds a new `HEAD`.
     pub(crate) history: Arc<RwLock<HistoryState>>,
+    /// The history read `open` started, until someone waited for it.
+    history_read: tokio::sync::Mutex<Option<tokio::task::JoinHandle<bool>>>,
     /// The last primer-file lookup (see [`crate::retrieve::PrimerMemo`]).
     pub(crate) primers: std::sync::Mutex<crate::retrieve::PrimerMemo>,
     /// Each file's tokens and chunks for the token map, with the index
     /// generation they were read at (the map is redrawn on every knob
     /// change; the files change only with the index).
     pub(crate) file_tokens: std::sync::Mutex<Option<(u64, crate::map::FileTokens)>>,
+}
+
+/// [`Project::refresh_history`] on the shared state, so `open` can run it
+/// in the background.
+async fn refresh_history_of(state: Arc<RwLock<HistoryState>>) -> bool {
+    let (source, known) = {
+        let s = lock(&state);
+        let Some(source) = s.source.clone() else {
+            return false;
+        };
+        (source, s.history.as_ref().map(|h| h.head().to_owned()))
+    };
+    let read = tokio::task::spawn_blocking(move || {
+        if known.is_some() && crate::history::head(&source) == known {
+            return None;
+        }
+        let read = History::read(&source);
+        let failed = read.is_err();
+        Some((history_outcome(&source, read), failed, source))
+    })
+    .await;
+    let Ok(Some(((history, note), failed, source))) = read else {
+        return false;
+    };
+    let mut s = lock_mut(&state);
+    if s.source.as_ref() != Some(&source) {
+        return false; // replaced by `use_history` meanwhile
+    }
+    (s.history, s.note) = (history, note);
+    !failed
 }
 
 /// Where the history is read from, and what was read.
@@ -454,6 +486,7 @@ impl Project {
                 history: None,
                 note: None,
             })),
+            history_read: tokio::sync::Mutex::new(None),
             root,
         };
         let mut project = project;
@@ -492,7 +525,8 @@ impl Project {
             }
         }
         drop(repair_lock);
-        project.refresh_history().await;
+        let read = tokio::spawn(refresh_history_of(Arc::clone(&project.history)));
+        *project.history_read.get_mut() = Some(read);
         Ok(project)
     }
 
@@ -501,37 +535,30 @@ impl Project {
     /// the last open, full index run or watched move of `HEAD`, the same
     /// every time it is asked. True when it was read again.
     pub(crate) async fn refresh_history(&self) -> bool {
-        let (source, known) = {
-            let s = lock(&self.history);
-            let Some(source) = s.source.clone() else {
-                return false;
-            };
-            (source, s.history.as_ref().map(|h| h.head().to_owned()))
-        };
-        let read = tokio::task::spawn_blocking(move || {
-            if known.is_some() && crate::history::head(&source) == known {
-                return None;
-            }
-            let read = History::read(&source);
-            let failed = read.is_err();
-            Some((history_outcome(&source, read), failed, source))
-        })
-        .await;
-        let Ok(Some(((history, note), failed, source))) = read else {
-            return false;
-        };
-        let mut s = lock_mut(&self.history);
-        if s.source.as_ref() != Some(&source) {
-            return false; // replaced by `use_history` meanwhile
+        self.history_settled().await;
+        refresh_history_of(Arc::clone(&self.history)).await
+    }
+
+    /// Waits for the history read `open` started in the background (off
+    /// the first index run's critical path: git runs while files are
+    /// parsed), so every answer sees the history as of the open, never
+    /// sometimes without it.
+    pub(crate) async fn history_settled(&self) {
+        // Held while waiting: a second caller waits for the same read.
+        let mut pending = self.history_read.lock().await;
+        if let Some(read) = pending.take()
+            && let Err(e) = read.await
+        {
+            tracing::warn!("commit history not read: {e}");
         }
-        (s.history, s.note) = (history, note);
-        !failed
     }
 
     /// Reads the commit history from `source` now (instead of the project's
     /// own repository) and uses it from the next question on. Returns how
     /// many commits were indexed (0: none to read).
     pub async fn use_history(&self, source: HistorySource) -> Result<usize> {
+        // The read `open` started must not land over this one.
+        self.history_settled().await;
         let (history, note) = tokio::task::block_in_place(|| {
             History::read(&source).map(|read| history_outcome(&source, Ok(read)))
         })?;
@@ -1228,6 +1255,7 @@ impl Project {
     /// What is indexed and which signals are ready.
     pub async fn status(&self) -> Result<Status> {
         self.catch_up().await?;
+        self.history_settled().await;
         let (files, chunks) = self.catalog.counts().await?;
         let live = Arc::clone(&lock(&self.live));
         let (vector_model, vector_chunks) = match lock(&self.vectors).as_ref() {

@@ -326,6 +326,7 @@ pub fn interim_score(s: &Signals) -> f32 {
 impl Project {
     /// Gather candidates for `query`, best first by [`interim_score`].
     pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
+        self.history_settled().await;
         self.catch_up().await?;
         let mut g = Gathered::default();
         let limits = &query.limits;
