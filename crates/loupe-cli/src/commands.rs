@@ -239,8 +239,12 @@ async fn index_for(project: &Project, path: &Path, wait: Wait) -> Result<()> {
                 ""
             }
         );
-    } else if wait == Wait::All && !project.status().await?.vectors_ready {
-        index_with_bar(project, path).await?;
+    } else if wait == Wait::All {
+        // Vectors on but some missing (an earlier `--wait lexical`).
+        let status = project.status().await?;
+        if status.vector_model.is_some() && !status.vectors_ready {
+            index_with_bar(project, path).await?;
+        }
     }
     Ok(())
 }
