@@ -298,7 +298,11 @@ fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("LOUPE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tantivy=error")),
+                // sqlx warns of every statement over 1 s (reading a large
+                // project's symbols at open): noise on a user's terminal.
+                .unwrap_or_else(|_| {
+                    tracing_subscriber::EnvFilter::new("warn,tantivy=error,sqlx=error")
+                }),
         )
         .with_writer(std::io::stderr)
         .init();
