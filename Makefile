@@ -36,7 +36,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: bench-first train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
+.PHONY: ui-dist bench-first train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -64,9 +64,8 @@ tauri-driver:
 ## run: the desktop app, release build serving ui/dist (custom-protocol, TAURI-NOTES.md pitfall 1).
 ## One cargo invocation builds the app and the `loupe` CLI (for `loupe mcp`)
 ## over one feature set, so their shared dependencies are compiled once.
-run: deps ui-deps
-	cd ui && npm run build
-	$(CARGO) build --release -p loupe-cli -p loupe-app --features loupe-app/custom-protocol
+run: deps ui-dist
+	$(CARGO) build --release -p loupe-cli -p loupe-app $(APP_FEATURES)
 	$(TARGET_DIR)/release/loupe-app
 
 ## cli: the `loupe` CLI on PROJECT (what `make run` did before the app).
@@ -80,9 +79,8 @@ cli: deps
 ## built in the same cargo invocation as `make run`, stripped of their debug
 ## info (three quarters of their size; symbols stay for backtraces), then
 ## bundled as built (`tauri bundle`: no second build).
-package: deps ui-deps
-	cd ui && npm run build
-	$(CARGO) build --release -p loupe-cli -p loupe-app --features loupe-app/custom-protocol
+package: deps ui-dist
+	$(CARGO) build --release -p loupe-cli -p loupe-app $(APP_FEATURES)
 	strip --strip-debug $(TARGET_DIR)/release/loupe $(TARGET_DIR)/release/loupe-app
 	ui/node_modules/.bin/tauri bundle --bundles deb
 	@ls -l $(TARGET_DIR)/release/bundle/deb/*.deb
@@ -98,8 +96,18 @@ clippy:
 
 lint: fmt clippy
 
-unit:
-	$(CARGO) test --workspace
+## ui-dist: the UI bundle the app embeds (custom-protocol).
+ui-dist: ui-deps
+	cd ui && npm run build
+
+# One feature set for every build of the app: custom-protocol (it serves
+# ui/dist). The tests, the MCP test's binary and the e2e app are built with
+# it too, so a clean machine compiles tauri, its plugins and the app once,
+# not once per feature set.
+APP_FEATURES := --features loupe-app/custom-protocol
+
+unit: ui-dist
+	$(CARGO) test --workspace $(APP_FEATURES)
 
 ui-check: ui-deps
 	cd ui && npm run check
@@ -110,9 +118,8 @@ ui-mock: ui-deps
 
 ui-test: ui-check ui-mock
 
-e2e-app: deps ui-deps
-	cd ui && npm run build
-	$(CARGO) build -p loupe-cli -p loupe-app --features loupe-app/custom-protocol
+e2e-app: deps ui-dist
+	$(CARGO) build -p loupe-cli -p loupe-app $(APP_FEATURES)
 	@mkdir -p $(dir $(E2E_APP)) && cp $(TARGET_DIR)/debug/loupe-app $(E2E_APP) && cp $(TARGET_DIR)/debug/loupe $(E2E_CLI)
 
 ## e2e: the real app under Xvfb via tauri-driver + WebKitWebDriver + WebdriverIO
@@ -137,7 +144,7 @@ $(MCP_STAMP):
 # `unit`): `cargo build -p loupe-cli` unifies dependency features for that
 # crate alone, a second build of many crates on a cold target dir.
 mcp-test: $(MCP_STAMP)
-	$(CARGO) test --workspace --no-run
+	$(CARGO) test --workspace $(APP_FEATURES) --no-run
 	LOUPE_BIN=$(abspath $(TARGET_DIR)/debug/loupe) $(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp
 
 ## test: every step in order, each timed; the times are printed at the end
