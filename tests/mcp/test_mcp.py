@@ -471,9 +471,13 @@ def test_another_process_reads_while_the_server_runs_and_watches(workspace):
         assert "invoice_total" in results["server"][0]
 
         # An edit: the watcher re-indexes while another process queries.
-        (project / "src" / "zebra.rs").write_text(
+        # Written whole, then renamed in (as editors save): the watcher
+        # must not catch the file created but still empty.
+        staged = project.parent / "zebra.rs.partial"
+        staged.write_text(
             "/// Paints zebra stripes on the invoice header.\npub fn paint_zebra_stripes(width: u32) -> u32 {\n    width / 2\n}\n"
         )
+        os.replace(staged, project / "src" / "zebra.rs")
         during = await cli_query()
         assert during.returncode == 0, during.stderr
 

@@ -2,7 +2,8 @@
 //! Protocol (stdio), with the official Rust SDK (`rmcp`).
 //!
 //! ```text
-//! start: open PATH → incremental index (progress on stderr) → watcher → serve stdio
+//! start: open PATH → incremental index (progress on stderr) up to its ready
+//!   point → watcher → serve stdio, while the run embeds in the background
 //! tool call → arguments (serde + checks, args.rs) → the project (allowed roots)
 //!   → team knobs + arguments → pins/bans as a Selection → Project::ask → reply.rs view
 //! ```
@@ -34,6 +35,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use loupe_engine::agent_log;
 use loupe_engine::golden::IndexedNames;
+use loupe_engine::progress::{CancelToken, Progress, Stage};
 use loupe_engine::selection::{Selection, Target};
 use loupe_engine::watch::{WatchEvent, WatchHandle};
 use loupe_engine::{Answer, AskCache, AskRequest, Project};
@@ -50,6 +52,7 @@ use serde::Serialize;
 use tokio::sync::Mutex;
 
 use crate::commands;
+use crate::progress::Bar;
 use crate::{Cli, Command};
 use args::{BadArg, ContextArgs, ExplainArgs, Named, SearchArgs, Shape, StatusArgs};
 
@@ -141,25 +144,62 @@ struct Served {
     /// The last question's retrieval (one per project, as in the app).
     cache: Mutex<AskCache>,
     watcher: Mutex<Option<WatchHandle>>,
+    /// The start's index run, still embedding after it became searchable:
+    /// cancelled and awaited on stop.
+    background: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
 }
 
 impl Served {
     /// Opens `path`, indexes it incrementally (after another process's run,
-    /// when one holds the write lock) and starts its watcher.
+    /// when one holds the write lock) and starts its watcher. Returns once
+    /// the run is searchable (its ready report); the vectors land behind,
+    /// and answers say which signals they had meanwhile.
     async fn start(cli: &Cli, path: &Path) -> Result<Arc<Served>> {
         let project = Arc::new(commands::open(cli, path).await?);
-        match commands::index_with_bar(&project, path).await {
-            Ok(r) => eprintln!(
-                "loupe mcp: indexed {}: {} files ({} changed, {} deleted), {} chunks written",
-                project.root().display(),
-                r.files_seen,
-                r.files_changed,
-                r.files_deleted,
-                r.chunks_added
-            ),
-            Err(e) => return Err(e),
-        }
+        let cancel = CancelToken::new();
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+        let mut run = {
+            let (project, cancel) = (Arc::clone(&project), cancel.clone());
+            tokio::spawn(async move {
+                let bar = Bar::new();
+                let ready = std::sync::Mutex::new(Some(ready_tx));
+                let sink = |p: Progress| {
+                    if p.stage == Stage::Ready
+                        && let Some(tx) = ready.lock().ok().and_then(|mut r| r.take())
+                    {
+                        let _ = tx.send(());
+                    }
+                    bar.update(p);
+                };
+                let report = project.index(&sink, &cancel).await;
+                bar.finish();
+                report
+            })
+        };
         let label = project.root().display().to_string();
+        let finished = if ready_rx.await.is_ok() {
+            None
+        } else {
+            // The run ended before it was searchable: its error.
+            Some((&mut run).await.context("the index run")?)
+        };
+        let background = match finished {
+            Some(report) => {
+                log_start(&label, &report?);
+                None
+            }
+            None => {
+                let label = label.clone();
+                let done = tokio::spawn(async move {
+                    match run.await {
+                        Ok(Ok(report)) => log_start(&label, &report),
+                        Ok(Err(e)) => eprintln!("loupe mcp: warning: indexing {label}: {e:#}"),
+                        Err(e) => eprintln!("loupe mcp: warning: indexing {label}: {e}"),
+                    }
+                });
+                Some((cancel, done))
+            }
+        };
         let watcher = loupe_engine::watch::watch(Arc::clone(&project), move |event| {
             log_watch(&label, event);
         })
@@ -168,14 +208,35 @@ impl Served {
             project,
             cache: Mutex::new(AskCache::default()),
             watcher: Mutex::new(Some(watcher)),
+            background: Mutex::new(background),
         }))
     }
 
     async fn stop(&self) {
+        if let Some((cancel, run)) = self.background.lock().await.take() {
+            cancel.cancel();
+            let _ = run.await;
+        }
         if let Some(w) = self.watcher.lock().await.take() {
             w.stop().await;
         }
     }
+}
+
+/// The start's index run, on stderr.
+fn log_start(root: &str, r: &loupe_engine::IndexReport) {
+    eprintln!(
+        "loupe mcp: indexed {root}: {} files ({} changed, {} deleted), {} chunks written{}",
+        r.files_seen,
+        r.files_changed,
+        r.files_deleted,
+        r.chunks_added,
+        if r.embedding_incomplete {
+            "; embedding cancelled"
+        } else {
+            ""
+        }
+    );
 }
 
 /// The watcher's runs, on stderr.
