@@ -162,15 +162,15 @@ def workspace():
         yield tmp, project, data
 
 
-def loupe_args(data: Path, *rest: str) -> list[str]:
-    return ["--data-dir", str(data), "--embedder", "none", "--no-history", *rest]
+def loupe_args(data: Path, *rest: str, embedder: tuple[str, ...] = ("--embedder", "none")) -> list[str]:
+    return ["--data-dir", str(data), *embedder, "--no-history", *rest]
 
 
 @asynccontextmanager
-async def server(data: Path, project: Path, *extra: str, log: Path):
+async def server(data: Path, project: Path, *extra: str, log: Path, embedder: tuple[str, ...] = ("--embedder", "none")):
     params = StdioServerParameters(
         command=str(LOUPE),
-        args=loupe_args(data, "mcp", str(project), *extra),
+        args=loupe_args(data, "mcp", str(project), *extra, embedder=embedder),
         env={"LOUPE_LOG": "warn"},
     )
     with open(log, "w") as errlog:
@@ -689,3 +689,91 @@ def test_calls_are_recorded_for_the_app_and_knobs_saved_for_agents_apply(workspa
     log = run(body, workspace)
     # The out-of-range knob is a warning, not a failure.
     assert "agent-knobs.json" in log and "min_score" in log
+
+
+class HeldEmbeddings:
+    """An OpenAI-compatible `/v1/embeddings` endpoint on loopback whose
+    answers can be held back, as a slow model server's are: vectors are a
+    bag of hashed words."""
+
+    DIM = 16
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        self.gate = threading.Event()
+        self.gate.set()
+        self.held = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if not outer.gate.is_set() and body["input"] != ["dimension probe"]:
+                    outer.held += 1
+                    outer.gate.wait(60)
+                data = [{"embedding": outer.vector(t), "index": i} for i, t in enumerate(body["input"])]
+                reply = json.dumps({"data": data}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def vector(self, text: str) -> list[float]:
+        v = [0.0] * self.DIM
+        for word in re.findall(r"[a-z0-9_]+", text.lower()):
+            v[sum(word.encode()) % self.DIM] += 1.0
+        v[0] += 0.01
+        return v
+
+    def close(self):
+        self.gate.set()
+        self.server.shutdown()
+
+
+def test_a_call_before_the_vectors_land_says_the_index_is_partial(workspace):
+    tmp, project, data = workspace
+    stub = HeldEmbeddings()
+    embedder = ("--embedder", "http", "--embed-url", stub.url, "--embed-model", "stub")
+    question = "How are tokens counted in count_tokens?"
+
+    async def main():
+        # The index run's batches wait (the server's dimension probe does not).
+        stub.gate.clear()
+        async with server(data, project, log=tmp / "server.log", embedder=embedder) as session:
+            # Serving while the first run waits on the embedder.
+            deadline = time.monotonic() + 60
+            while stub.held == 0:
+                assert time.monotonic() < deadline, "the run never asked for vectors"
+                await anyio.sleep(0.02)
+            prompt, report = await context(session, question=question)
+            assert "pub fn count_tokens" in prompt
+            assert any("partial index" in w for w in report["warnings"]), report["warnings"]
+            assert (await structured(session, "status"))["vectors"]["ready"] is False
+            # They land: the next call has them.
+            stub.gate.set()
+            while not (await structured(session, "status"))["vectors"]["ready"]:
+                assert time.monotonic() < deadline, "the vectors did not land"
+                await anyio.sleep(0.1)
+            prompt, report = await context(session, question=question)
+            assert "pub fn count_tokens" in prompt
+            assert not any("partial index" in w for w in report.get("warnings", [])), report
+
+    try:
+        anyio.run(main)
+    except BaseException:
+        log = tmp / "server.log"
+        if log.exists():
+            sys.stderr.write("--- server stderr ---\n" + log.read_text())
+        raise
+    finally:
+        stub.close()
