@@ -85,8 +85,10 @@ package: deps ui-dist
 	ui/node_modules/.bin/tauri bundle --bundles deb
 	@ls -l $(TARGET_DIR)/release/bundle/deb/*.deb
 
-types:
-	LOUPE_UPDATE_TYPES=1 $(CARGO) test -p loupe-app --lib generated_typescript_is_up_to_date
+## types: regenerate the TS declarations of the DTOs (with `make test`'s
+## build: same packages and features, nothing compiled twice).
+types: ui-dist
+	LOUPE_UPDATE_TYPES=1 $(CARGO) test --workspace $(APP_FEATURES) -- generated_typescript_is_up_to_date
 
 fmt:
 	$(CARGO) fmt --all -- --check
