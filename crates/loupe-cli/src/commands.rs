@@ -211,42 +211,42 @@ async fn index_until_with_bar(project: &Project, path: &Path, until: Until) -> R
 }
 
 /// Never a prompt about nothing: a folder that was never indexed is
-/// indexed first, with the progress bar (on stderr: stdout is the answer).
-pub(crate) async fn index_if_new(project: &Project, path: &Path) -> Result<()> {
-    index_for(project, path, Wait::All).await
+/// indexed first, up to `until`, with the progress bar (on stderr: stdout
+/// is the answer).
+pub(crate) async fn index_if_new(project: &Project, path: &Path, until: Until) -> Result<()> {
+    if project.catalog().generation().await? != 0 {
+        return Ok(());
+    }
+    eprintln!("{} is not indexed yet: indexing it first", path.display());
+    let r = index_until_with_bar(project, path, until).await?;
+    eprintln!(
+        "indexed {} files ({} chunks written{})",
+        r.files_seen,
+        r.chunks_added,
+        if r.vectors_deferred {
+            "; vectors not built: `loupe index` builds them"
+        } else {
+            ""
+        }
+    );
+    Ok(())
 }
 
-/// [`index_if_new`], waiting for what `wait` says: with [`Wait::Lexical`]
-/// a new folder is indexed up to its lexical stage (its vectors come with
-/// the next full run); with [`Wait::All`] an index that lacks vectors is
-/// completed too.
+/// What `loupe query --wait` asks for: a new folder up to its lexical
+/// stage, or every signal (completing the vectors an earlier `--wait
+/// lexical` left out).
 async fn index_for(project: &Project, path: &Path, wait: Wait) -> Result<()> {
-    let new = project.catalog().generation().await? == 0;
-    if new {
-        eprintln!("{} is not indexed yet: indexing it first", path.display());
-        let until = match wait {
-            Wait::Lexical => Until::Searchable,
-            Wait::All => Until::Complete,
-        };
-        let r = index_until_with_bar(project, path, until).await?;
-        eprintln!(
-            "indexed {} files ({} chunks written{})",
-            r.files_seen,
-            r.chunks_added,
-            if r.vectors_deferred {
-                "; vectors not built: `loupe index` builds them"
-            } else {
-                ""
+    match wait {
+        Wait::Lexical => index_if_new(project, path, Until::Searchable).await,
+        Wait::All => {
+            index_if_new(project, path, Until::Complete).await?;
+            let status = project.status().await?;
+            if status.vector_model.is_some() && !status.vectors_ready {
+                index_with_bar(project, path).await?;
             }
-        );
-    } else if wait == Wait::All {
-        // Vectors on but some missing (an earlier `--wait lexical`).
-        let status = project.status().await?;
-        if status.vector_model.is_some() && !status.vectors_ready {
-            index_with_bar(project, path).await?;
+            Ok(())
         }
     }
-    Ok(())
 }
 
 async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {

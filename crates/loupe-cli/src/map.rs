@@ -27,7 +27,7 @@ pub(crate) async fn map(
 ) -> Result<()> {
     let flags = knob_patch(knob_args)?;
     let project = open(cli, path).await?;
-    index_if_new(&project, path).await?;
+    index_if_new(&project, path, loupe_engine::Until::Complete).await?;
     let mut knobs = team_knobs(project.root(), knob_args.no_team_defaults);
     flags.apply(&mut knobs);
     let answer = match question {

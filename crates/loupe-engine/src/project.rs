@@ -825,14 +825,8 @@ impl Project {
         self.catch_up().await?;
         self.history_settled().await;
         let (files, chunks) = self.catalog.counts().await?;
-        let live = Arc::clone(&lock(&self.live));
-        let (vector_model, vector_chunks) = match lock(&self.vectors).as_ref() {
-            Some(v) => (
-                Some(v.model().to_owned()),
-                v.ids().iter().filter(|id| live.contains(id)).count() as u64,
-            ),
-            None => (None, 0),
-        };
+        let vector_model = lock(&self.vectors).as_ref().map(|v| v.model().to_owned());
+        let vector_chunks = self.vector_coverage().map_or(0, |(with, _)| with);
         Ok(Status {
             root: self.root.clone(),
             data_dir: self.dir.clone(),

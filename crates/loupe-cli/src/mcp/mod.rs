@@ -158,7 +158,7 @@ impl Served {
         let project = Arc::new(commands::open(cli, path).await?);
         let cancel = CancelToken::new();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
-        let mut run = {
+        let run = {
             let (project, cancel) = (Arc::clone(&project), cancel.clone());
             tokio::spawn(async move {
                 let bar = Bar::new();
@@ -177,28 +177,20 @@ impl Served {
             })
         };
         let label = project.root().display().to_string();
-        let finished = if ready_rx.await.is_ok() {
-            None
+        let background = if ready_rx.await.is_ok() {
+            let label = label.clone();
+            let done = tokio::spawn(async move {
+                match run.await {
+                    Ok(Ok(report)) => log_start(&label, &report),
+                    Ok(Err(e)) => eprintln!("loupe mcp: warning: indexing {label}: {e:#}"),
+                    Err(e) => eprintln!("loupe mcp: warning: indexing {label}: {e}"),
+                }
+            });
+            Some((cancel, done))
         } else {
             // The run ended before it was searchable: its error.
-            Some((&mut run).await.context("the index run")?)
-        };
-        let background = match finished {
-            Some(report) => {
-                log_start(&label, &report?);
-                None
-            }
-            None => {
-                let label = label.clone();
-                let done = tokio::spawn(async move {
-                    match run.await {
-                        Ok(Ok(report)) => log_start(&label, &report),
-                        Ok(Err(e)) => eprintln!("loupe mcp: warning: indexing {label}: {e:#}"),
-                        Err(e) => eprintln!("loupe mcp: warning: indexing {label}: {e}"),
-                    }
-                });
-                Some((cancel, done))
-            }
+            log_start(&label, &run.await.context("the index run")??);
+            None
         };
         let watcher = loupe_engine::watch::watch(Arc::clone(&project), move |event| {
             log_watch(&label, event);

@@ -6,23 +6,15 @@
 //! processes. (`tests/mcp` runs real processes side by side.)
 
 use crate::support::*;
-use loupe_assemble::Knobs;
 use loupe_engine::progress::{Progress, Stage, no_progress};
-use loupe_engine::{AskCache, AskRequest, CancelToken, Project};
+use loupe_engine::{CancelToken, Project};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 async fn prompt(p: &Project, question: &str) -> String {
-    p.ask(
-        &AskRequest::new(question.to_owned(), Knobs::default()),
-        &mut AskCache::default(),
-    )
-    .await
-    .unwrap()
-    .assembly
-    .prompt
+    ask(p, question).await.assembly.prompt
 }
 
 /// Everything an index holds that a fresh index of the same tree must

@@ -3,7 +3,7 @@
 //! skips it, and a slow, broken or absent endpoint leaves the local
 //! analyzer alone, said in the answer.
 
-use crate::support::{Env, index, sample_project};
+use crate::support::{Env, ask, index, sample_project};
 use loupe_assemble::Knobs;
 use loupe_engine::expand::ExpandConfig;
 use loupe_engine::{AskCache, AskRequest};
@@ -20,13 +20,7 @@ async fn sample_and_local_answer(
     sample_project(&env);
     let p = env.open(None).await;
     index(&p).await;
-    let local = p
-        .ask(
-            &AskRequest::new(question, Knobs::default()),
-            &mut AskCache::default(),
-        )
-        .await
-        .unwrap();
+    let local = ask(&p, question).await;
     (env, p, local)
 }
 

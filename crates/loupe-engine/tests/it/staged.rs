@@ -34,6 +34,13 @@ impl Embedder for GatedEmbedder {
     }
 }
 
+/// An index run that stops at the ready point.
+async fn searchable(p: &loupe_engine::Project) -> loupe_engine::IndexReport {
+    p.index_until(Until::Searchable, &no_progress, &CancelToken::new())
+        .await
+        .unwrap()
+}
+
 /// Candidates the vector search found.
 fn vector_hits(a: &loupe_engine::Answer) -> usize {
     a.selected
@@ -116,21 +123,12 @@ async fn a_searchable_run_defers_the_vectors_to_the_next_full_run() {
     sample_project(&env);
     let embedder = Arc::new(CountingEmbedder::default());
     let project = env.open(Some(embedder.clone())).await;
-    let report = project
-        .index_until(Until::Searchable, &no_progress, &CancelToken::new())
-        .await
-        .unwrap();
+    let report = searchable(&project).await;
     assert!(report.vectors_deferred);
     assert_eq!(embedder.calls.load(Ordering::SeqCst), 0, "nothing embedded");
     let status = project.status().await.unwrap();
     assert!(status.chunks > 0 && !status.vectors_ready);
-    let answer = project
-        .ask(
-            &AskRequest::new(QUESTION, Knobs::default()),
-            &mut AskCache::default(),
-        )
-        .await
-        .unwrap();
+    let answer = ask(&project, QUESTION).await;
     assert!(answer.signals.vectors_partial());
 
     // A process opening it later (the app, `loupe index`) completes it.
@@ -144,18 +142,9 @@ async fn a_searchable_run_defers_the_vectors_to_the_next_full_run() {
     let plain = Env::new();
     sample_project(&plain);
     let project = plain.open(None).await;
-    let report = project
-        .index_until(Until::Searchable, &no_progress, &CancelToken::new())
-        .await
-        .unwrap();
+    let report = searchable(&project).await;
     assert!(!report.vectors_deferred);
-    let answer = project
-        .ask(
-            &AskRequest::new(QUESTION, Knobs::default()),
-            &mut AskCache::default(),
-        )
-        .await
-        .unwrap();
+    let answer = ask(&project, QUESTION).await;
     assert_eq!(answer.signals.vectors, None);
     assert!(
         !answer

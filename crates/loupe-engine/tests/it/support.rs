@@ -49,6 +49,16 @@ pub async fn index(p: &Project) -> IndexReport {
     p.index(&no_progress, &CancelToken::new()).await.unwrap()
 }
 
+/// `question` asked with the default knobs and a fresh cache.
+pub async fn ask(p: &Project, question: &str) -> loupe_engine::Answer {
+    p.ask(
+        &loupe_engine::AskRequest::new(question, loupe_assemble::Knobs::default()),
+        &mut loupe_engine::AskCache::default(),
+    )
+    .await
+    .unwrap()
+}
+
 /// Deterministic vectors from the text's bytes; counts how many texts it saw.
 #[derive(Default)]
 pub struct CountingEmbedder {
