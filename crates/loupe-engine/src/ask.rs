@@ -383,7 +383,7 @@ impl Project {
         cache.sizes = sizes;
 
         assembly.report.warnings.extend(review_warnings);
-        let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
+        let symbols = self.definitions(&query.pinned_symbols, 1).await?;
         for sym in query
             .pinned_symbols
             .iter()

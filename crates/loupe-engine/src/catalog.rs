@@ -93,10 +93,6 @@ pub struct Applied {
     pub removed_paths: Vec<String>,
     /// Ids of the removed chunks.
     pub removed_ids: Vec<ChunkId>,
-    /// (lower-cased name, chunk id) of the removed definitions.
-    pub removed_symbols: Vec<(String, ChunkId)>,
-    /// (lower-cased name, chunk id) of the inserted definitions.
-    pub added_symbols: Vec<(String, ChunkId)>,
     /// (chunk id, name as written) of the inserted definitions.
     pub defined: Vec<(ChunkId, String)>,
 }
@@ -433,7 +429,7 @@ impl Catalog {
         let mut applied = Applied::default();
 
         // Everything that leaves: deleted files and the old rows of rewritten
-        // ones. Record ids and symbols first so in-memory tables can follow.
+        // ones. Record their ids first so the in-memory live set can follow.
         let mut gone: Vec<&str> = changes.deletes.iter().map(String::as_str).collect();
         gone.extend(changes.upserts.iter().map(|f| f.path.as_str()));
         for batch in gone.chunks(MAX_IN_LIST) {
@@ -446,15 +442,6 @@ impl Catalog {
                 q = q.bind(*p);
             }
             applied.removed_ids.extend(q.fetch_all(&mut *tx).await?);
-            let sql = format!(
-                "SELECT s.name_lower, s.chunk_id FROM symbols s JOIN chunks c ON c.id = s.chunk_id \
-                 JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
-            );
-            let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
-            for p in batch {
-                q = q.bind(*p);
-            }
-            applied.removed_symbols.extend(q.fetch_all(&mut *tx).await?);
             let sql = format!("DELETE FROM files WHERE path IN ({list})");
             let mut q = sqlx::query(&sql);
             for p in batch {
@@ -487,7 +474,6 @@ impl Catalog {
         for (file, ids) in staged.upserts.iter().zip(&staged.chunk_ids) {
             for def in &file.defs {
                 if let Some(&id) = ids.get(def.chunk) {
-                    applied.added_symbols.push((def.name.to_lowercase(), id));
                     applied.defined.push((id, def.name.clone()));
                 }
             }
@@ -630,44 +616,17 @@ impl Catalog {
         .await?)
     }
 
-    /// Every (lower-cased symbol name, chunk id) pair.
-    ///
-    /// Millions of rows on a large project: sqlx hands rows one by one
-    /// across a channel (5 s for 3 M rows of the vendor benchmark corpus),
-    /// so SQLite concatenates them into one string (`name US id RS …`, 1 s)
-    /// which is split here. Names holding either separator (none in
-    /// practice) come as plain rows.
+    /// Every (lower-cased symbol name, chunk id) pair, in that order. A
+    /// full scan (3 M rows on the vendor benchmark corpus): for checks and
+    /// benchmarks; questions look names up with [`Catalog::definers`].
     pub async fn symbol_table(&self) -> Result<Vec<(String, ChunkId)>> {
-        // One scan: the packed string, and how many names hold a separator.
-        let (packed, odd): (Option<String>, i64) = sqlx::query_as(
-            "SELECT group_concat(CASE WHEN instr(name_lower, char(30)) = 0 \
-                                       AND instr(name_lower, char(31)) = 0 \
-                                      THEN name_lower || char(31) || chunk_id END, char(30)), \
-                    count(*) - count(CASE WHEN instr(name_lower, char(30)) = 0 \
-                                           AND instr(name_lower, char(31)) = 0 THEN 1 END) \
-             FROM symbols",
+        Ok(
+            sqlx::query_as(
+                "SELECT name_lower, chunk_id FROM symbols ORDER BY name_lower, chunk_id",
+            )
+            .fetch_all(&self.pool)
+            .await?,
         )
-        .fetch_one(&self.pool)
-        .await?;
-        let mut out: Vec<(String, ChunkId)> = Vec::new();
-        for record in packed.as_deref().unwrap_or_default().split('\u{1e}') {
-            if let Some((name, id)) = record.rsplit_once('\u{1f}')
-                && let Ok(id) = id.parse()
-            {
-                out.push((name.to_owned(), id));
-            }
-        }
-        if odd > 0 {
-            out.extend(
-                sqlx::query_as::<_, (String, ChunkId)>(
-                    "SELECT name_lower, chunk_id FROM symbols \
-                     WHERE instr(name_lower, char(30)) > 0 OR instr(name_lower, char(31)) > 0",
-                )
-                .fetch_all(&self.pool)
-                .await?,
-            );
-        }
-        Ok(out)
     }
 
     /// Names (lower-cased) referenced from the given chunks.
@@ -682,19 +641,39 @@ impl Catalog {
     }
 
     /// Chunks that reference any of the given (lower-cased) names, at most
-    /// `limit` per name (the lowest chunk ids), one query per 64 names.
+    /// `limit` per name (the lowest chunk ids).
     pub async fn referrers(&self, names: &[String], limit: u32) -> Result<Vec<(String, ChunkId)>> {
-        // One LIMITed subquery per name, each a range of the (name, chunk)
-        // index: reads `limit` rows per name however common the name is.
+        self.first_chunks_by_name("refs", names, limit).await
+    }
+
+    /// Chunks that define any of the given (lower-cased) names, at most
+    /// `limit` per name (the lowest chunk ids), in (name, chunk id) order of
+    /// each name's run. A question looks up a few names (what it mentions)
+    /// and a few hundred (what its best hits reference); nothing is loaded
+    /// ahead, so a one-shot process opens without reading millions of rows.
+    pub async fn definers(&self, names: &[String], limit: u32) -> Result<Vec<(String, ChunkId)>> {
+        self.first_chunks_by_name("symbols", names, limit).await
+    }
+
+    /// The first `limit` distinct chunk ids of each name in `table` (`refs`
+    /// or `symbols`), one query per 64 names.
+    async fn first_chunks_by_name(
+        &self,
+        table: &'static str,
+        names: &[String],
+        limit: u32,
+    ) -> Result<Vec<(String, ChunkId)>> {
+        // One LIMITed subquery per name, each a range of the table's
+        // (name, chunk) index: reads `limit` rows per name however common
+        // the name is.
         const NAMES_PER_QUERY: usize = 64;
         let mut out = Vec::new();
         for batch in names.chunks(NAMES_PER_QUERY) {
-            let sql = vec![
-                "SELECT * FROM (SELECT DISTINCT name_lower, chunk_id FROM refs \
-                 WHERE name_lower = ? ORDER BY chunk_id LIMIT ?)";
-                batch.len()
-            ]
-            .join(" UNION ALL ");
+            let one = format!(
+                "SELECT * FROM (SELECT DISTINCT name_lower, chunk_id FROM {table} \
+                 WHERE name_lower = ? ORDER BY chunk_id LIMIT ?)"
+            );
+            let sql = vec![one; batch.len()].join(" UNION ALL ");
             let mut q = sqlx::query_as::<_, (String, ChunkId)>(&sql);
             for name in batch {
                 q = q.bind(name).bind(limit);
@@ -784,7 +763,8 @@ impl Catalog {
 
     /// Every live chunk id, sorted.
     pub async fn chunk_ids(&self) -> Result<Vec<ChunkId>> {
-        // One concatenated row instead of one row per chunk (see `symbol_table`).
+        // One concatenated row instead of one row per chunk: sqlx hands
+        // rows over one by one across a channel (seconds for millions).
         let packed: Option<String> =
             sqlx::query_scalar("SELECT group_concat(id) FROM (SELECT id FROM chunks ORDER BY id)")
                 .fetch_one(&self.pool)

@@ -37,7 +37,7 @@
 //! output format: the report is plain data.
 
 use crate::project::Project;
-use crate::retrieve::SymbolTable;
+use crate::retrieve::Definitions;
 use crate::{Error, Result};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::report::{DropReason, ItemStatus};
@@ -348,8 +348,21 @@ impl GoldenReport {
 pub struct IndexedNames<'a> {
     /// Every indexed path.
     pub paths: &'a BTreeSet<String>,
-    /// Every defined name.
-    pub symbols: &'a SymbolTable,
+    /// The chunks defining each name the checked questions expect
+    /// ([`expected_symbols`]).
+    pub symbols: &'a Definitions,
+}
+
+/// The symbol names `question` expects, for [`Project::definitions`].
+pub fn expected_symbols(question: &GoldenQuestion) -> Vec<String> {
+    question
+        .expected
+        .iter()
+        .filter_map(|e| match e {
+            Expected::Symbol(name) => Some(name.clone()),
+            Expected::File(_) => None,
+        })
+        .collect()
 }
 
 /// Row indices of `items` ordered by final score, best first; ties keep the
@@ -464,8 +477,9 @@ pub async fn check_cached(
         let report = match answer.map(|a| a.assembly) {
             Ok(assembly) => {
                 let paths = Arc::clone(&project.paths.read().unwrap_or_else(|e| e.into_inner()));
-                let symbols =
-                    Arc::clone(&project.symbols.read().unwrap_or_else(|e| e.into_inner()));
+                let symbols = project
+                    .definitions(&expected_symbols(q), usize::MAX)
+                    .await?;
                 let index = IndexedNames {
                     paths: &paths,
                     symbols: &symbols,
@@ -611,7 +625,7 @@ mod tests {
             .iter()
             .map(|p| p.to_string())
             .collect();
-        let symbols = SymbolTable::new(vec![
+        let symbols = Definitions::from_pairs(vec![
             ("alpha".into(), 2),
             ("beta".into(), 4),
             ("gamma".into(), 9),

@@ -7,7 +7,9 @@
 //!
 //! Fields: `path`, `symbols` (symbol and parent), `content` (the chunk text),
 //! `docs` (its doc comments), and two fast fields: `chunk_id` and `file_key`
-//! (a hash of the path). Queries are bags of analysed terms across the
+//! (a hash of the path). `names` holds each defined name whole and
+//! lower-cased, unscored: its term dictionary is the project's dictionary
+//! of names, which [`LexicalIndex::similar_names`] walks for near misses. Queries are bags of analysed terms across the
 //! fields with per-field boosts; no query syntax, so pasted stack traces and
 //! code never fail to parse.
 //!
@@ -442,6 +444,7 @@ struct Fields {
     symbols: Field,
     content: Field,
     docs: Field,
+    names: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -459,8 +462,65 @@ fn schema() -> (Schema, Fields) {
         symbols: b.add_text_field("symbols", text.clone()),
         content: b.add_text_field("content", text.clone()),
         docs: b.add_text_field("docs", text),
+        names: b.add_text_field(
+            "names",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer("raw")
+                    .set_index_option(IndexRecordOption::Basic)
+                    .set_fieldnorms(false),
+            ),
+        ),
     };
     (b.build(), fields)
+}
+
+/// Names shorter than this get no near misses: too many short names are
+/// one edit apart.
+pub const FUZZY_MIN_LEN: usize = 5;
+
+/// A Levenshtein DFA as a term-dictionary automaton (tantivy's own wrapper
+/// is private to its fuzzy query, which scores documents rather than
+/// listing terms).
+struct NearNames<'a>(&'a levenshtein_automata::DFA);
+
+impl NearNames<'_> {
+    /// The automaton builder for a name of `len` characters, made once per
+    /// process (building one for distance 2 takes milliseconds).
+    fn builder(len: usize) -> &'static levenshtein_automata::LevenshteinAutomatonBuilder {
+        static ONE: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
+            std::sync::OnceLock::new();
+        static TWO: std::sync::OnceLock<levenshtein_automata::LevenshteinAutomatonBuilder> =
+            std::sync::OnceLock::new();
+        if len >= 8 {
+            TWO.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(2, false))
+        } else {
+            ONE.get_or_init(|| levenshtein_automata::LevenshteinAutomatonBuilder::new(1, false))
+        }
+    }
+}
+
+impl tantivy_fst::Automaton for NearNames<'_> {
+    type State = u32;
+
+    fn start(&self) -> u32 {
+        self.0.initial_state()
+    }
+
+    fn is_match(&self, state: &u32) -> bool {
+        matches!(
+            self.0.distance(*state),
+            levenshtein_automata::Distance::Exact(_)
+        )
+    }
+
+    fn can_match(&self, state: &u32) -> bool {
+        *state != levenshtein_automata::SINK_STATE
+    }
+
+    fn accept(&self, state: &u32, byte: u8) -> u32 {
+        self.0.transition(*state, byte)
+    }
 }
 
 /// The lexical index of one project.
@@ -811,6 +871,41 @@ impl LexicalIndex {
         Ok(out)
     }
 
+    /// Defined names (lower-cased) within Levenshtein distance 1 of `name`,
+    /// or 2 for names of 8 characters or more, `name` itself excluded,
+    /// sorted; none for names under [`FUZZY_MIN_LEN`] characters. Walks the
+    /// `names` term dictionary of each segment with a Levenshtein automaton,
+    /// so nothing is loaded ahead and a lookup reads a few pages of it. A
+    /// name whose chunks were all deleted may linger in a segment's
+    /// dictionary until a merge: callers look the names up in the catalog,
+    /// where it defines nothing.
+    pub fn similar_names(&self, name: &str) -> Result<Vec<String>> {
+        let name = name.to_lowercase();
+        let len = name.chars().count();
+        if len < FUZZY_MIN_LEN {
+            return Ok(Vec::new());
+        }
+        let dfa = NearNames::builder(len).build_dfa(&name);
+        let searcher = self.reader.searcher();
+        let mut found = std::collections::BTreeSet::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.names)?;
+            let mut stream = inverted
+                .terms()
+                .search(NearNames(&dfa))
+                .into_stream()
+                .map_err(tantivy::TantivyError::from)?;
+            while stream.advance() {
+                if let Ok(term) = std::str::from_utf8(stream.key())
+                    && term != name
+                {
+                    found.insert(term.to_owned());
+                }
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+
     /// The live-chunk BM25 statistics of `searcher`'s generation, computed once.
     fn alive_stats(&self, searcher: &Searcher) -> Result<Arc<AliveStats>> {
         let generation = searcher.generation().generation_id();
@@ -934,7 +1029,7 @@ impl LexicalWriter<'_> {
             .filter_map(|s| chunk.text.get(s.start as usize..s.end as usize))
             .collect::<Vec<_>>()
             .join("\n");
-        self.writer.add_document(doc!(
+        let mut document = doc!(
             f.id => u64::try_from(chunk.id).unwrap_or(0),
             f.file_key => file_key(&chunk.path),
             f.path_exact => chunk.path.clone(),
@@ -942,7 +1037,11 @@ impl LexicalWriter<'_> {
             f.symbols => symbols,
             f.content => chunk.text.clone(),
             f.docs => docs,
-        ))?;
+        );
+        for name in defined {
+            document.add_text(f.names, name.to_lowercase());
+        }
+        self.writer.add_document(document)?;
         Ok(())
     }
 
@@ -1034,6 +1133,89 @@ mod tests {
             outline: Vec::new(),
             hash: String::new(),
             tokens: 0,
+        }
+    }
+
+    /// Names within the fuzzy distance of `query` by brute force, sorted.
+    fn near_by_brute_force<'a>(
+        names: impl Iterator<Item = &'a String>,
+        query: &str,
+    ) -> Vec<String> {
+        let len = query.chars().count();
+        let max = if len >= 8 { 2 } else { 1 };
+        let mut near: Vec<String> = names
+            .filter(|n| {
+                n.as_str() != query && len >= FUZZY_MIN_LEN && strsim::levenshtein(n, query) <= max
+            })
+            .cloned()
+            .collect();
+        near.sort();
+        near.dedup();
+        near
+    }
+
+    #[test]
+    fn similar_names_equal_brute_force_over_commits_and_deletes() {
+        // A small alphabet (with a two-byte letter) makes near neighbours
+        // common; a fixed LCG keeps the test deterministic.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) % n
+        };
+        let alphabet = ['a', 'b', 'e', 's', '_', '1', 'é'];
+        let word = |next: &mut dyn FnMut(u64) -> u64| -> String {
+            let len = 4 + next(7) as usize;
+            (0..len)
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = LexicalIndex::open(dir.path(), 0).unwrap();
+        // path → its names; every name ever written, live or not.
+        let mut live: HashMap<String, Vec<String>> = HashMap::new();
+        let mut ever: HashSet<String> = HashSet::new();
+        let mut id = 0;
+        for round in 0..5u64 {
+            let mut w = index.writer_for(10).unwrap();
+            let gone: Vec<String> = live.keys().take(15).cloned().collect();
+            for path in gone {
+                w.delete_path(&path);
+                live.remove(&path);
+            }
+            for f in 0..40 {
+                let path = format!("src/r{round}f{f}.rs");
+                // Names as written: the index lower-cases them.
+                let names: Vec<String> = (0..3).map(|_| word(&mut next).to_uppercase()).collect();
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                id += 1;
+                w.add(&chunk(id, &path, "fn x() {}"), &refs).unwrap();
+                let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+                ever.extend(lower.iter().cloned());
+                live.insert(path, lower);
+            }
+            w.commit(round + 1).unwrap();
+            let live_names: HashSet<String> = live.values().flatten().cloned().collect();
+            for _ in 0..40 {
+                let query = word(&mut next);
+                let got = index.similar_names(&query.to_uppercase()).unwrap();
+                // Every live near name, and nothing that was never a name.
+                let must = near_by_brute_force(live_names.iter(), &query);
+                let may = near_by_brute_force(ever.iter(), &query);
+                assert!(
+                    must.iter().all(|n| got.contains(n)),
+                    "{query}: {got:?} lacks some of {must:?}"
+                );
+                assert!(
+                    got.iter().all(|n| may.contains(n)),
+                    "{query}: {got:?} not within {may:?}"
+                );
+                let mut sorted = got.clone();
+                sorted.sort();
+                assert_eq!(got, sorted);
+            }
         }
     }
 

@@ -22,7 +22,6 @@ use crate::error::panic_message;
 use crate::history::{History, HistorySource};
 use crate::lexical::{LexicalIndex, LexicalWriter, OpenState};
 use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
-use crate::retrieve::SymbolTable;
 use crate::store::{self, WriteLock};
 use crate::vectors::{MAX_DEAD_FRACTION, VectorIndex};
 use crate::walk::{self, WalkConfig, WalkedFile};
@@ -258,14 +257,13 @@ pub struct Project {
     pub(crate) catalog: Catalog,
     pub(crate) lexical: LexicalIndex,
     pub(crate) vectors: RwLock<Option<VectorIndex>>,
-    pub(crate) symbols: RwLock<Arc<SymbolTable>>,
     pub(crate) live: RwLock<Arc<HashSet<ChunkId>>>,
     /// Every indexed path, sorted: path mentions and primers are matched
     /// against it on every question.
     pub(crate) paths: RwLock<Arc<BTreeSet<String>>>,
     write: tokio::sync::Mutex<()>,
     /// The catalog generation the lexical reader and the in-memory tables
-    /// (symbols, live ids, paths) reflect. Another process's index run
+    /// (live ids, paths) reflect. Another process's index run
     /// moves the catalog past it; [`Project::catch_up`] follows.
     loaded: AtomicU64,
     /// Another process committed a generation whose vectors were not saved
@@ -479,7 +477,6 @@ impl Project {
             catalog,
             lexical,
             vectors: RwLock::new(None),
-            symbols: RwLock::new(Arc::new(SymbolTable::default())),
             live: RwLock::new(Arc::new(HashSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
@@ -616,12 +613,6 @@ impl Project {
         Arc::clone(&self.paths.read().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// The defined names and the chunks that define them, as of the last
-    /// index run (case-insensitive [`SymbolTable::exact`] lookups).
-    pub fn symbol_table(&self) -> Arc<SymbolTable> {
-        Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()))
-    }
-
     async fn rebuild_lexical(&self, generation: u64) -> Result<()> {
         let mut writer = self.lexical.writer()?;
         writer.delete_all()?;
@@ -643,24 +634,18 @@ impl Project {
         writer.commit(generation)
     }
 
-    /// Reload the in-memory symbol table and live-id set from the catalog.
+    /// Reload the in-memory live-id set and path list from the catalog.
     async fn refresh_memory(&self) -> Result<()> {
-        let table = SymbolTable::new(self.catalog.symbol_table().await?);
         let live: HashSet<ChunkId> = self.catalog.chunk_ids().await?.into_iter().collect();
-        *lock_mut(&self.symbols) = Arc::new(table);
         *lock_mut(&self.live) = Arc::new(live);
         let paths: BTreeSet<String> = self.catalog.paths().await?.into_iter().collect();
         *lock_mut(&self.paths) = Arc::new(paths);
         Ok(())
     }
 
-    /// Update the in-memory symbol table and live set from one applied
-    /// change, instead of reloading millions of rows.
+    /// Update the in-memory live set and path list from one applied
+    /// change, instead of reloading them.
     fn follow(&self, applied: &Applied) {
-        {
-            let mut guard = lock_mut(&self.symbols);
-            Arc::make_mut(&mut guard).update(&applied.removed_symbols, &applied.added_symbols);
-        }
         let mut guard = lock_mut(&self.live);
         let live = Arc::make_mut(&mut guard);
         for id in &applied.removed_ids {

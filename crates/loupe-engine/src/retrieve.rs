@@ -11,14 +11,11 @@ use crate::{Error, Result};
 use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Reciprocal-rank-fusion constant from Cormack et al. (2009).
 const RRF_K: f32 = 60.0;
-/// Identifiers shorter than this are matched exactly only: fuzzy matching
-/// short names gives noise (`get` ~ `set`).
-const FUZZY_MIN_LEN: usize = 5;
 /// Chunks that reference a hit's symbol, kept per symbol (callers).
 const CALLERS_PER_SYMBOL: u32 = 5;
 /// Defined names per graph seed whose callers are looked up.
@@ -126,169 +123,85 @@ fn strip_line_suffix(path: &str) -> &str {
     p
 }
 
-/// In-memory map from lower-cased symbol names to the chunks defining them.
+/// The chunks defining some names, looked up for one use (a question's
+/// identifiers, an agent's target): lower-cased name → chunk ids, lowest
+/// first. Nothing holds every name in memory; see [`Catalog::definers`](crate::catalog::Catalog::definers).
 #[derive(Clone, Debug, Default)]
-pub struct SymbolTable {
-    by_name: HashMap<Arc<str>, Entry>,
-    /// Distinct names grouped by length, for fuzzy matching without a full scan.
-    by_len: BTreeMap<usize, Bucket>,
+pub struct Definitions {
+    by_name: HashMap<String, Vec<ChunkId>>,
 }
 
-#[derive(Clone, Debug, Default)]
-struct Entry {
-    ids: Vec<ChunkId>,
-    /// Where the name sits in its length bucket.
-    slot: usize,
-}
-
-/// The names of one length, with a bit signature of each kept side by side
-/// so a fuzzy lookup scans a flat array and touches only the names that
-/// pass (a scan of the names themselves, one heap pointer each, was most of
-/// a question's retrieval time on the vendor corpus).
-#[derive(Clone, Debug, Default)]
-struct Bucket {
-    names: Vec<Arc<str>>,
-    signatures: Vec<u64>,
-}
-
-impl SymbolTable {
-    /// Build from (name_lower, chunk id) pairs.
-    pub fn new(pairs: Vec<(String, ChunkId)>) -> Self {
-        let mut table = Self::default();
-        table.update(&[], &pairs);
-        table
+impl Definitions {
+    /// From (name, chunk id) pairs, in any case and order.
+    pub fn from_pairs(pairs: Vec<(String, ChunkId)>) -> Self {
+        let mut by_name: HashMap<String, Vec<ChunkId>> = HashMap::new();
+        for (name, id) in pairs {
+            by_name.entry(name.to_lowercase()).or_default().push(id);
+        }
+        for ids in by_name.values_mut() {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        Self { by_name }
     }
 
-    /// Follow one catalog change without reloading: drop `removed`
-    /// (name, chunk) pairs, add `added` ones.
-    pub fn update(&mut self, removed: &[(String, ChunkId)], added: &[(String, ChunkId)]) {
-        for (name, id) in removed {
-            let Some(entry) = self.by_name.get_mut(name.as_str()) else {
-                continue;
-            };
-            entry.ids.retain(|x| x != id);
-            if !entry.ids.is_empty() {
-                continue;
-            }
-            let slot = entry.slot;
-            self.by_name.remove(name.as_str());
-            let Some(bucket) = self.by_len.get_mut(&name.chars().count()) else {
-                continue;
-            };
-            if slot >= bucket.names.len() {
-                continue;
-            }
-            bucket.names.swap_remove(slot);
-            bucket.signatures.swap_remove(slot);
-            if let Some(moved) = bucket.names.get(slot)
-                && let Some(e) = self.by_name.get_mut(moved)
-            {
-                e.slot = slot;
-            }
-        }
-        for (name, id) in added {
-            if let Some(entry) = self.by_name.get_mut(name.as_str()) {
-                // In id order, not arrival order: a name defined more often
-                // than retrieval takes gives the same chunks however the
-                // table was built (loaded cold, or followed run by run).
-                let at = entry.ids.partition_point(|x| x < id);
-                if entry.ids.get(at) != Some(id) {
-                    entry.ids.insert(at, *id);
-                }
-                continue;
-            }
-            let name: Arc<str> = Arc::from(name.as_str());
-            let bucket = self.by_len.entry(name.chars().count()).or_default();
-            bucket.signatures.push(signature(&char_histogram(&name)));
-            bucket.names.push(Arc::clone(&name));
-            let slot = bucket.names.len() - 1;
-            self.by_name.insert(
-                name,
-                Entry {
-                    ids: vec![*id],
-                    slot,
-                },
-            );
-        }
-    }
-
-    /// Chunks defining exactly `name` (case-insensitive), in id order.
+    /// Chunks defining exactly `name` (case-insensitive), in id order;
+    /// empty for a name that was not looked up.
     pub fn exact(&self, name: &str) -> &[ChunkId] {
         self.by_name
             .get(name.to_lowercase().as_str())
-            .map_or(&[], |e| e.ids.as_slice())
-    }
-
-    /// Names within Levenshtein distance 1 (2 for names of 8+ chars) of
-    /// `name`, excluding `name` itself, sorted; empty for names under 5 chars.
-    pub fn fuzzy(&self, name: &str) -> Vec<&str> {
-        let name = name.to_lowercase();
-        let len = name.chars().count();
-        if len < FUZZY_MIN_LEN {
-            return Vec::new();
-        }
-        let max = if len >= 8 { 2 } else { 1 };
-        let wanted = char_histogram(&name);
-        let wanted_signature = signature(&wanted);
-        let mut found: Vec<&str> = self
-            .by_len
-            .range(len.saturating_sub(max)..=len + max)
-            .flat_map(|(_, b)| b.signatures.iter().zip(&b.names))
-            .filter(|(sig, n)| {
-                (**sig ^ wanted_signature).count_ones() as usize <= 2 * max
-                    && ***n != *name
-                    && histogram_distance(&wanted, &char_histogram(n)) <= 2 * max
-                    && strsim::levenshtein(n, &name) <= max
-            })
-            .map(|(_, n)| &**n)
-            .collect();
-        found.sort_unstable();
-        found
+            .map_or(&[], Vec::as_slice)
     }
 }
 
-/// 64 bits summarising a histogram: bit `b` is set when bin `b` is not
-/// empty (37 bins), bit `37 + l` when letter `l` occurs at least twice. Each
-/// differing bit means a count differs by at least one in a distinct
-/// (bin, threshold), so the XOR's popcount is a lower bound on the L1
-/// distance of the histograms, and so on twice the edit distance.
-fn signature(h: &[u8; 37]) -> u64 {
-    let mut sig = 0u64;
-    for (bin, &count) in h.iter().enumerate() {
-        if count >= 1 {
-            sig |= 1 << bin;
-        }
-        if bin < 26 && count >= 2 {
-            sig |= 1 << (37 + bin);
-        }
-    }
-    sig
+/// What the index knows of one name as a symbol.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameLookup {
+    /// The chunks defining it (any case), lowest ids first.
+    pub defined_by: Vec<ChunkId>,
+    /// When nothing defines it: the defined names one edit away (two for
+    /// names of 8 characters or more), sorted.
+    pub similar: Vec<String>,
 }
 
-/// Letter and digit counts of a name (anything else in one bin): a cheap
-/// lower bound on edit distance, so most names of a large project skip the
-/// quadratic Levenshtein (it was a fifth of question latency on the vendor
-/// benchmark corpus).
-fn char_histogram(name: &str) -> [u8; 37] {
-    let mut h = [0u8; 37];
-    for c in name.chars() {
-        let bin = match c {
-            'a'..='z' => c as usize - 'a' as usize,
-            '0'..='9' => 26 + (c as usize - '0' as usize),
-            _ => 36,
-        };
-        h[bin] = h[bin].saturating_add(1);
+impl Project {
+    /// What the index knows of `name` as a symbol (an agent's target).
+    pub async fn look_up(&self, name: &str) -> Result<NameLookup> {
+        self.catch_up().await?;
+        let defined_by = self
+            .definitions(&[name.to_owned()], usize::MAX)
+            .await?
+            .exact(name)
+            .to_vec();
+        if !defined_by.is_empty() {
+            return Ok(NameLookup {
+                defined_by,
+                similar: Vec::new(),
+            });
+        }
+        // The dictionary may still hold names whose chunks are gone.
+        let near = self.lexical.similar_names(name)?;
+        let live = self.definitions(&near, 1).await?;
+        Ok(NameLookup {
+            defined_by,
+            similar: near
+                .into_iter()
+                .filter(|n| !live.exact(n).is_empty())
+                .collect(),
+        })
     }
-    h
-}
 
-/// L1 distance of two histograms. One edit changes it by at most 2, so
-/// `histogram_distance > 2 × d` proves `levenshtein > d`.
-fn histogram_distance(a: &[u8; 37], b: &[u8; 37]) -> usize {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| usize::from(x.abs_diff(*y)))
-        .sum()
+    /// The chunks defining each of `names` (any case), at most `limit` per
+    /// name, lowest ids first.
+    pub async fn definitions(&self, names: &[String], limit: usize) -> Result<Definitions> {
+        let mut lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+        lower.sort_unstable();
+        lower.dedup();
+        let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+        Ok(Definitions::from_pairs(
+            self.catalog.definers(&lower, limit).await?,
+        ))
+    }
 }
 
 #[derive(Default)]
@@ -414,16 +327,28 @@ impl Project {
             }
         }
 
-        // Symbols named in the question: exact first, then fuzzy.
-        let symbols = Arc::clone(&self.symbols.read().unwrap_or_else(|e| e.into_inner()));
+        // Symbols named in the question: exact first, then near misses
+        // (none for names under `lexical::FUZZY_MIN_LEN` characters: `get`
+        // ~ `set` is noise).
+        let mut near: Vec<Vec<String>> = Vec::with_capacity(query.identifiers.len());
         for ident in &query.identifiers {
-            for &id in symbols.exact(ident).iter().take(limits.per_symbol) {
+            near.push(self.lexical.similar_names(ident)?);
+        }
+        let named: Vec<String> = query
+            .identifiers
+            .iter()
+            .chain(near.iter().flatten())
+            .cloned()
+            .collect();
+        let symbols = self.definitions(&named, limits.per_symbol).await?;
+        for (ident, near) in query.identifiers.iter().zip(&near) {
+            for &id in symbols.exact(ident) {
                 let s = g.get(id);
                 s.symbol_hits += 1;
                 s.symbol_exact = true;
             }
-            for name in symbols.fuzzy(ident) {
-                for &id in symbols.exact(name).iter().take(limits.per_symbol) {
+            for name in near {
+                for &id in symbols.exact(name) {
                     g.get(id).symbol_hits += 1;
                 }
             }
@@ -482,13 +407,13 @@ impl Project {
                 s.primer |= is_primer;
             }
         }
+        let pinned_symbols = self.definitions(&query.pinned_symbols, usize::MAX).await?;
         for sym in &query.pinned_symbols {
             // `@name` that names no symbol is most often a person in a pasted
             // issue (`@octocat`), not a typo: it pins nothing, and
             // `Project::assemble` reports it. A path mention that names no
             // file stays an error above.
-            let ids = symbols.exact(sym);
-            for &id in ids {
+            for &id in pinned_symbols.exact(sym) {
                 g.get(id).pinned = true;
             }
         }
@@ -505,10 +430,20 @@ impl Project {
         for s in &seed_ids {
             g.get(*s).graph_distance = Some(0);
         }
-        let mut neighbours = HashSet::new();
-        for (_, name) in self.catalog.refs_from(&seed_ids).await? {
-            neighbours.extend(symbols.exact(&name).iter().take(limits.per_symbol).copied());
-        }
+        let referenced: Vec<String> = self
+            .catalog
+            .refs_from(&seed_ids)
+            .await?
+            .into_iter()
+            .map(|(_, name)| name)
+            .collect();
+        let mut neighbours: HashSet<ChunkId> = self
+            .definitions(&referenced, limits.per_symbol)
+            .await?
+            .by_name
+            .into_values()
+            .flatten()
+            .collect();
         // Callers of what the seeds define (a seed may be a merged run of
         // small definitions): the first few names of each, in source order,
         // so one huge run cannot flood the graph.
@@ -598,122 +533,18 @@ impl Project {
 
 #[cfg(test)]
 mod tests {
-    use super::SymbolTable;
-
-    fn pairs(v: &[(&str, i64)]) -> Vec<(String, i64)> {
-        v.iter().map(|(n, i)| ((*n).to_owned(), *i)).collect()
-    }
+    use super::Definitions;
 
     #[test]
-    fn the_histogram_bound_never_rejects_a_true_fuzzy_match() {
-        let names = [
-            "parse_args",
-            "parse_argz",
-            "prase_args",
-            "parse_arg",
-            "parse_argss",
-            "parseargs",
-            "xparse_args",
-            "render",
-            "parse_a_rgs",
-            "qarse_brgs",
-            "PARSE_ARGS",
-        ];
-        let table = SymbolTable::new(
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.to_lowercase(), i as i64))
-                .collect(),
-        );
-        for query in ["parse_args", "parse_argv", "render", "rendr"] {
-            let len = query.chars().count();
-            let max = if len >= 8 { 2 } else { 1 };
-            let mut brute: Vec<String> = names
-                .iter()
-                .map(|n| n.to_lowercase())
-                .filter(|n| n != query && len >= 5 && strsim::levenshtein(n, query) <= max)
-                .collect();
-            brute.sort();
-            brute.dedup();
-            let mut got: Vec<String> = table.fuzzy(query).into_iter().map(str::to_owned).collect();
-            got.sort();
-            assert_eq!(got, brute, "{query}");
-        }
-    }
-
-    #[test]
-    fn fuzzy_equals_brute_force_through_random_updates() {
-        // A small alphabet makes near neighbours common; a fixed LCG keeps
-        // the test deterministic.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            (state >> 33) % n
-        };
-        let alphabet = ['a', 'b', 'e', 's', '_', '1', 'é'];
-        let word = |next: &mut dyn FnMut(u64) -> u64| -> String {
-            let len = 4 + next(7) as usize;
-            (0..len)
-                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
-                .collect()
-        };
-        let mut live: Vec<(String, i64)> = (0..400).map(|i| (word(&mut next), i)).collect();
-        let mut table = SymbolTable::new(live.clone());
-        for round in 0..5 {
-            let removed: Vec<(String, i64)> = (0..60)
-                .map(|_| live.swap_remove(next(live.len() as u64) as usize))
-                .collect();
-            let added: Vec<(String, i64)> = (0..60)
-                .map(|i| (word(&mut next), 1000 * (round + 1) + i))
-                .collect();
-            table.update(&removed, &added);
-            live.extend(added);
-            for _ in 0..40 {
-                let query = word(&mut next);
-                let len = query.chars().count();
-                let max = if len >= 8 { 2 } else { 1 };
-                let mut brute: Vec<String> = live
-                    .iter()
-                    .map(|(n, _)| n.clone())
-                    .filter(|n| *n != query && len >= 5 && strsim::levenshtein(n, &query) <= max)
-                    .collect();
-                brute.sort();
-                brute.dedup();
-                let got: Vec<String> = table.fuzzy(&query).into_iter().map(str::to_owned).collect();
-                assert_eq!(got, brute, "{query}");
-                let mut ids: Vec<i64> = live
-                    .iter()
-                    .filter(|(n, _)| *n == query)
-                    .map(|(_, i)| *i)
-                    .collect();
-                ids.sort_unstable();
-                let mut exact = table.exact(&query).to_vec();
-                exact.sort_unstable();
-                assert_eq!(exact, ids, "{query}");
-            }
-        }
-    }
-
-    #[test]
-    fn symbol_table_follows_updates_like_a_rebuild() {
-        let mut table = SymbolTable::new(pairs(&[
-            ("parse_args", 1),
-            ("parse_args", 2),
-            ("render", 3),
-        ]));
-        table.update(
-            &pairs(&[("parse_args", 1), ("render", 3)]),
-            &pairs(&[("parse_argv", 4)]),
-        );
-        let rebuilt = SymbolTable::new(pairs(&[("parse_args", 2), ("parse_argv", 4)]));
-        for name in ["parse_args", "parse_argv", "render", "parse_arg"] {
-            assert_eq!(table.exact(name), rebuilt.exact(name), "{name}");
-            assert_eq!(table.fuzzy(name), rebuilt.fuzzy(name), "{name}");
-        }
-        assert_eq!(table.fuzzy("parse_argz"), vec!["parse_args", "parse_argv"]);
-        assert!(table.exact("render").is_empty());
+    fn definitions_are_case_blind_sorted_and_distinct() {
+        let defs = Definitions::from_pairs(vec![
+            ("Parse_Args".into(), 9),
+            ("parse_args".into(), 2),
+            ("parse_args".into(), 9),
+            ("render".into(), 3),
+        ]);
+        assert_eq!(defs.exact("PARSE_ARGS"), &[2, 9]);
+        assert_eq!(defs.exact("render"), &[3]);
+        assert!(defs.exact("parse").is_empty());
     }
 }

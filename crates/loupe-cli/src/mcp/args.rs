@@ -20,7 +20,7 @@ use loupe_assemble::knobs::limits::{MIN_BUDGET, PATH_WEIGHT};
 use loupe_assemble::models;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, ChunkId, Knobs, KnobsPatch};
-use loupe_engine::retrieve::SymbolTable;
+use loupe_engine::retrieve::NameLookup;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -427,12 +427,13 @@ pub fn normalize(name: &str, root: &Path) -> String {
 /// Resolves `name`: a folder when it ends with `/`; else an indexed path,
 /// then a path suffix that ends exactly one indexed path at a `/`, then a
 /// symbol, then a folder. A suffix of several paths is an error that lists
-/// them.
+/// them. `symbol` is what the index knows of `normalize(name, root)` as a
+/// symbol name ([`Project::look_up`](loupe_engine::Project::look_up)).
 pub fn resolve(
     name: &str,
     root: &Path,
     paths: &BTreeSet<String>,
-    symbols: &SymbolTable,
+    symbol: &NameLookup,
 ) -> Result<Named, BadArg> {
     let name = normalize(name, root);
     let is_folder = |folder: &str| {
@@ -477,9 +478,8 @@ pub fn resolve(
             )));
         }
     }
-    let ids = symbols.exact(&name);
-    if !ids.is_empty() {
-        return Ok(Named::Symbol(name, ids.to_vec()));
+    if !symbol.defined_by.is_empty() {
+        return Ok(Named::Symbol(name, symbol.defined_by.clone()));
     }
     if is_folder(&name) {
         return Ok(Named::Folder(name));
@@ -488,12 +488,7 @@ pub fn resolve(
         || Path::new(&name)
             .extension()
             .is_some_and(|e| e.len() <= 4 && !name.contains("::"));
-    let suggestions = symbols
-        .fuzzy(&name)
-        .into_iter()
-        .take(SUGGESTIONS)
-        .map(str::to_owned)
-        .collect();
+    let suggestions = symbol.similar.iter().take(SUGGESTIONS).cloned().collect();
     Ok(Named::Unknown {
         name,
         looks_like_path,
@@ -720,12 +715,25 @@ mod tests {
             .iter()
             .map(|p| p.to_string())
             .collect();
-        let symbols = SymbolTable::new(vec![
-            ("count_tokens".into(), 7),
-            ("count_tokens".into(), 9),
-            ("session".into(), 3),
-        ]);
-        let got = match resolve(name, Path::new("/work/proj"), &paths, &symbols) {
+        // What `Project::look_up` gives in an index defining `count_tokens`
+        // (chunks 7 and 9) and `session` (chunk 3).
+        let root = Path::new("/work/proj");
+        let symbol = match normalize(name, root).to_lowercase().as_str() {
+            "count_tokens" => NameLookup {
+                defined_by: vec![7, 9],
+                similar: vec![],
+            },
+            "session" => NameLookup {
+                defined_by: vec![3],
+                similar: vec![],
+            },
+            "count_token" => NameLookup {
+                defined_by: vec![],
+                similar: vec!["count_tokens".into()],
+            },
+            _ => NameLookup::default(),
+        };
+        let got = match resolve(name, root, &paths, &symbol) {
             Ok(n) => format!("{n:?}"),
             Err(e) => format!("error: {e}"),
         };

@@ -36,6 +36,7 @@ use anyhow::{Context, Result, bail};
 use loupe_engine::agent_log;
 use loupe_engine::golden::IndexedNames;
 use loupe_engine::progress::{CancelToken, Progress, Stage};
+use loupe_engine::retrieve::Definitions;
 use loupe_engine::selection::{Selection, Target};
 use loupe_engine::watch::{WatchEvent, WatchHandle};
 use loupe_engine::{Answer, AskCache, AskRequest, Project};
@@ -377,10 +378,12 @@ async fn targets(project: &Project, list: &str, names: &[String]) -> Result<Vec<
         return Ok(Vec::new());
     }
     let paths = project.indexed_paths();
-    let symbols = project.symbol_table();
     let mut out = Vec::new();
     for name in names {
-        match args::resolve(name, project.root(), &paths, &symbols)? {
+        let symbol = project
+            .look_up(&args::normalize(name, project.root()))
+            .await?;
+        match args::resolve(name, project.root(), &paths, &symbol)? {
             Named::Folder(path) => out.push(Target::Folder { path }),
             Named::File(path) => out.push(Target::File { path }),
             Named::Symbol(_, ids) => {
@@ -570,12 +573,10 @@ impl LoupeServer {
         let (question, target, shape) = args.shape()?;
         let served = self.projects.get(args.project.as_deref()).await?;
         let project = &served.project;
-        let named = args::resolve(
-            &target,
-            project.root(),
-            &project.indexed_paths(),
-            &project.symbol_table(),
-        )?;
+        let symbol = project
+            .look_up(&args::normalize(&target, project.root()))
+            .await?;
+        let named = args::resolve(&target, project.root(), &project.indexed_paths(), &symbol)?;
         if let args::Named::Folder(folder) = &named {
             return Err(args::BadArg(format!(
                 "`target` {folder:?} is a folder: explain takes one file or symbol (`search` lists a folder's candidates)"
@@ -584,7 +585,13 @@ impl LoupeServer {
         }
         let (answer, request) = self.projects.ask(&served, question, &shape).await?;
         record(&served, "explain", peer, &request, Some(target), &answer);
-        let (paths, symbols) = (project.indexed_paths(), project.symbol_table());
+        let paths = project.indexed_paths();
+        let symbols = match &named {
+            args::Named::Symbol(name, ids) => {
+                Definitions::from_pairs(ids.iter().map(|&id| (name.clone(), id)).collect())
+            }
+            _ => Definitions::default(),
+        };
         let index = IndexedNames {
             paths: &paths,
             symbols: &symbols,

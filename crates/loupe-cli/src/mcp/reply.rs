@@ -515,7 +515,7 @@ mod tests {
     use loupe_assemble::report::{DropReason, Section};
     use loupe_assemble::{Assembly, Candidate, Chunk, ChunkKind, Report, Role};
     use loupe_engine::Selected;
-    use loupe_engine::retrieve::SymbolTable;
+    use loupe_engine::retrieve::Definitions;
     use std::collections::BTreeSet;
 
     fn item(id: ChunkId, path: &str, score: f32, status: ItemStatus, lod: Option<u8>) -> ItemRow {
@@ -683,7 +683,7 @@ mod tests {
             .iter()
             .map(|p| p.to_string())
             .collect();
-        let symbols = SymbolTable::new(vec![("big_one".into(), 1), ("banned_fn".into(), 2)]);
+        let symbols = Definitions::from_pairs(vec![("big_one".into(), 1), ("banned_fn".into(), 2)]);
         let index = IndexedNames {
             paths: &paths,
             symbols: &symbols,

@@ -768,30 +768,73 @@ async fn update_paths_rereads_known_files_without_a_walk() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn packed_loads_of_symbols_and_ids_are_complete() {
+async fn the_packed_load_of_chunk_ids_is_complete() {
     let env = Env::new();
     sample_project(&env);
-    // A heading holding the record and unit separators the packed load
-    // uses: it must come back whole, through the plain-row path.
-    env.write("docs/odd.md", "# Odd\u{1e}head\u{1f}ing\n\nText.\n");
     let p = env.open(None).await;
     index(&p).await;
     let by_path = ids_by_path(&p).await;
     let mut expected: Vec<i64> = by_path.values().flatten().copied().collect();
     expected.sort_unstable();
     assert_eq!(p.catalog().chunk_ids().await.unwrap(), expected);
+}
 
-    let table = p.catalog().symbol_table().await.unwrap();
-    let names: Vec<&str> = table.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(names.contains(&"pack_items"), "{names:?}");
-    assert!(
-        names
-            .iter()
-            .any(|n| n.contains('\u{1e}') && n.contains('\u{1f}')),
-        "{names:?}"
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definers_are_capped_per_name_lowest_ids_first_and_case_blind() {
+    let env = Env::new();
+    for i in 0..7 {
+        env.write(
+            &format!("src/def{i}.rs"),
+            format!("pub fn Shared_Helper() -> u32 {{\n    {i}\n}}\n"),
+        );
+    }
+    // A heading holding control characters is a name like any other.
+    env.write("docs/odd.md", "# Odd\u{1e}head\u{1f}ing\n\nText.\n");
+    let p = env.open(None).await;
+    index(&p).await;
+    let by_path = ids_by_path(&p).await;
+    let mut defs: Vec<i64> = (0..7)
+        .flat_map(|i| by_path[&format!("src/def{i}.rs")].clone())
+        .collect();
+    defs.sort_unstable();
+
+    let got = p
+        .definitions(&["SHARED_helper".to_owned(), "nobody".to_owned()], 5)
+        .await
+        .unwrap();
+    assert_eq!(got.exact("shared_helper"), &defs[..5]);
+    assert!(got.exact("nobody").is_empty());
+    let all = p.look_up("shared_helper").await.unwrap();
+    assert_eq!(all.defined_by, defs);
+    let odd = p.look_up("odd\u{1e}head\u{1f}ing").await.unwrap();
+    assert_eq!(odd.defined_by, by_path["docs/odd.md"][..1].to_vec());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn near_names_come_from_the_index_and_forget_deleted_ones() {
+    let env = Env::new();
+    env.write(
+        "src/a.rs",
+        "pub fn parse_args() {}\npub fn render() {}\npub fn abcd() {}\n",
     );
-    let ids: std::collections::HashSet<i64> = expected.into_iter().collect();
-    assert!(table.iter().all(|(_, id)| ids.contains(id)), "{table:?}");
+    env.write("src/b.rs", "pub fn parse_argv() {}\n");
+    let p = env.open(None).await;
+    index(&p).await;
+    let near = p.look_up("parse_argz").await.unwrap();
+    assert!(near.defined_by.is_empty());
+    assert_eq!(near.similar, ["parse_args", "parse_argv"]);
+    assert_eq!(p.look_up("Rendr").await.unwrap().similar, ["render"]);
+    // Under five characters: no near misses (`get` ~ `set` is noise).
+    assert!(p.look_up("abce").await.unwrap().similar.is_empty());
+
+    // `parse_argv` goes. A segment's dictionary may keep the name until a
+    // merge; it is not suggested.
+    std::fs::remove_file(env.root().join("src/b.rs")).unwrap();
+    index(&p).await;
+    assert_eq!(
+        p.look_up("parse_argz").await.unwrap().similar,
+        ["parse_args"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
