@@ -464,10 +464,16 @@ impl Project {
         if opened.1 != OpenState::Current && repair_lock.is_none() {
             // Behind the catalog may only mean another process is between
             // its catalog and lexical commits: wait for it, then look again.
+            let first = std::mem::replace(&mut opened.1, OpenState::Current);
             drop(opened);
             repair_lock = Some(wait_for_writer(&dir).await?);
             generation = catalog.generation().await?;
             opened = LexicalIndex::open(&dir.join("lexical"), generation)?;
+            // The first look replaced a damaged or outdated index with an
+            // empty one, which the second finds merely behind: report why.
+            if let (OpenState::Recreated(_), OpenState::Stale) = (&first, &opened.1) {
+                opened.1 = first;
+            }
         }
         let (lexical, state) = opened;
         let history_from = cfg.history;

@@ -257,6 +257,17 @@ async fn damaged_index_files_are_rebuilt_on_open() {
             "after damaging {victim:?}"
         );
         assert!(status.vectors_ready, "after damaging {victim:?}");
+        if victim.parent().is_some_and(|d| d.ends_with("lexical")) {
+            // Why it was rebuilt, not only that it was behind.
+            assert!(
+                status
+                    .recovered
+                    .iter()
+                    .any(|r| r.starts_with("lexical index rebuilt: ")),
+                "after damaging {victim:?}: {:?}",
+                status.recovered
+            );
+        }
         let found = p
             .retrieve(&RetrieveQuery::from_question("pack items"))
             .await
