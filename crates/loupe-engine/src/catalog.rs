@@ -765,16 +765,21 @@ impl Catalog {
     pub async fn chunk_ids(&self) -> Result<Vec<ChunkId>> {
         // One concatenated row instead of one row per chunk: sqlx hands
         // rows over one by one across a channel (seconds for millions).
-        let packed: Option<String> =
-            sqlx::query_scalar("SELECT group_concat(id) FROM (SELECT id FROM chunks ORDER BY id)")
-                .fetch_one(&self.pool)
-                .await?;
-        Ok(packed
+        // Unordered, so SQLite reads the ids from its smallest covering
+        // index: in id order it walked the table itself, chunk texts and
+        // all (1.0–1.2 s of the vendor corpus's 4 GB catalog, against
+        // 0.06–0.15 s), on every open of a one-shot command.
+        let packed: Option<String> = sqlx::query_scalar("SELECT group_concat(id) FROM chunks")
+            .fetch_one(&self.pool)
+            .await?;
+        let mut ids: Vec<ChunkId> = packed
             .as_deref()
             .unwrap_or_default()
             .split(',')
             .filter_map(|id| id.parse().ok())
-            .collect())
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
     }
 
     /// Read a setting.
