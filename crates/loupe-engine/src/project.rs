@@ -277,6 +277,11 @@ pub struct Project {
     history_read: tokio::sync::Mutex<Option<tokio::task::JoinHandle<bool>>>,
     /// The last primer-file lookup (see [`crate::retrieve::PrimerMemo`]).
     pub(crate) primers: std::sync::Mutex<crate::retrieve::PrimerMemo>,
+    /// Bumped after every swap of the held vector index
+    /// ([`Project::hold_vectors`]), so [`Project::vector_coverage`] knows
+    /// when to count again.
+    vectors_epoch: AtomicU64,
+    coverage: std::sync::Mutex<CoverageMemo>,
     /// Each file's tokens and chunks for the token map, with the index
     /// generation they were read at (the map is redrawn on every knob
     /// change; the files change only with the index).
@@ -346,6 +351,17 @@ impl std::fmt::Debug for Project {
             .field("dir", &self.dir)
             .finish()
     }
+}
+
+/// The last [`Project::vector_coverage`] count, and what it was counted
+/// over: the live set (held weakly, as `PrimerMemo` holds the paths: an
+/// update moves it, so pointer equality means "the same set") and the
+/// vector index's epoch.
+#[derive(Debug, Default)]
+struct CoverageMemo {
+    live: std::sync::Weak<HashSet<ChunkId>>,
+    epoch: u64,
+    value: (u64, u64),
 }
 
 fn lock<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
@@ -490,6 +506,8 @@ impl Project {
             vectors_behind: AtomicBool::new(false),
             recovered,
             primers: std::sync::Mutex::default(),
+            vectors_epoch: AtomicU64::new(0),
+            coverage: std::sync::Mutex::default(),
             file_tokens: std::sync::Mutex::default(),
             history: Arc::new(RwLock::new(HistoryState {
                 source: history_from.then(|| HistorySource::Repo(root.clone())),
@@ -681,7 +699,7 @@ impl Project {
                 .await??;
         let found = loaded.is_some();
         if let Some(index) = loaded {
-            *lock_mut(&self.vectors) = Some(index);
+            self.hold_vectors(index);
         }
         Ok(found)
     }
@@ -769,7 +787,7 @@ impl Project {
             Ok(index)
         })
         .await??;
-        *lock_mut(&self.vectors) = Some(index);
+        self.hold_vectors(index);
         Ok(())
     }
 
@@ -803,12 +821,33 @@ impl Project {
     /// chunks; `None` without an embedder.
     pub(crate) fn vector_coverage(&self) -> Option<(u64, u64)> {
         self.cfg.embedder.as_ref()?;
+        // The epoch is read before the index and bumped after a swap, so a
+        // count is never filed under a newer epoch than the index it saw.
+        let epoch = self.vectors_epoch.load(Ordering::SeqCst);
         let live = Arc::clone(&lock(&self.live));
+        let mut memo = self.coverage.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.epoch == epoch && std::ptr::eq(memo.live.as_ptr(), Arc::as_ptr(&live)) {
+            return Some(memo.value);
+        }
+        // Every vector id against the live set: half a million lookups on
+        // a large project, once per index change rather than per question.
         let with = match lock(&self.vectors).as_ref() {
             Some(v) => v.ids().iter().filter(|id| live.contains(id)).count() as u64,
             None => 0,
         };
-        Some((with, live.len() as u64))
+        let value = (with, live.len() as u64);
+        *memo = CoverageMemo {
+            live: Arc::downgrade(&live),
+            epoch,
+            value,
+        };
+        Some(value)
+    }
+
+    /// Hold `index` as the project's vector index (see `vectors_epoch`).
+    pub(crate) fn hold_vectors(&self, index: VectorIndex) {
+        *lock_mut(&self.vectors) = Some(index);
+        self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     /// What is indexed and which signals are ready.

@@ -459,7 +459,7 @@ impl Project {
             Ok(index)
         })
         .await??;
-        *lock_mut(&self.vectors) = Some(index);
+        self.hold_vectors(index);
         Ok(())
     }
 }

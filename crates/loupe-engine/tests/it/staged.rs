@@ -155,3 +155,39 @@ async fn a_searchable_run_defers_the_vectors_to_the_next_full_run() {
             .any(|w| w.starts_with("partial"))
     );
 }
+
+/// The vector coverage an answer reports is counted once per index change
+/// (not per question), and counted again after every change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vector_coverage_follows_every_index_change() {
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(Some(Arc::new(CountingEmbedder::default()))).await;
+    index(&p).await;
+    let coverage = |a: &loupe_engine::Answer| a.signals.vectors;
+    let first = coverage(&ask(&p, "how are items packed").await);
+    let chunks = p.status().await.unwrap().chunks;
+    assert_eq!(first, Some((chunks, chunks)));
+    assert_eq!(coverage(&ask(&p, "what renders the prompt").await), first);
+
+    env.write(
+        "src/zebra.rs",
+        "/// Paints zebra stripes.\npub fn paint_zebra_stripes(w: u32) -> u32 {\n    w / 2\n}\n",
+    );
+    index(&p).await;
+    let more = p.status().await.unwrap().chunks;
+    assert!(more > chunks);
+    assert_eq!(
+        coverage(&ask(&p, "paint zebra stripes").await),
+        Some((more, more))
+    );
+    assert_eq!(p.status().await.unwrap().vector_chunks, more);
+
+    std::fs::remove_file(env.root().join("src/zebra.rs")).unwrap();
+    index(&p).await;
+    assert_eq!(
+        coverage(&ask(&p, "how are items packed").await),
+        Some((chunks, chunks))
+    );
+    assert_eq!(p.status().await.unwrap().vector_chunks, chunks);
+}
