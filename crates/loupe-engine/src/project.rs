@@ -850,6 +850,14 @@ impl Project {
         self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Take the held vector index out (to update it off the lock); until
+    /// [`Project::hold_vectors`] puts one back, there is none.
+    pub(crate) fn release_vectors(&self) -> Option<VectorIndex> {
+        let index = lock_mut(&self.vectors).take();
+        self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
+        index
+    }
+
     /// What is indexed and which signals are ready.
     pub async fn status(&self) -> Result<Status> {
         self.catch_up().await?;

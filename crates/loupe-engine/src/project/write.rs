@@ -448,7 +448,7 @@ impl Project {
             .catalog
             .vectors_of(embedder.model_id(), &missing)
             .await?;
-        let index = lock_mut(&self.vectors).take();
+        let index = self.release_vectors();
         let Some(mut index) = index else {
             return self.rebuild_vectors(generation).await;
         };
