@@ -777,11 +777,20 @@ impl Project {
             return Ok(());
         };
         let vectors = self.catalog.chunk_vectors(embedder.model_id()).await?;
+        let index = VectorIndex::new(embedder.model_id(), embedder.dim(), vectors.len());
+        self.extend_vectors(index, vectors, generation).await
+    }
+
+    /// Insert `vectors` into `index` off the async threads, save it as
+    /// `generation`'s and hold it.
+    pub(crate) async fn extend_vectors(
+        &self,
+        mut index: VectorIndex,
+        vectors: Vec<(ChunkId, Vec<f32>)>,
+        generation: u64,
+    ) -> Result<()> {
         let dir = self.dir.join("vectors");
-        let model = embedder.model_id().to_owned();
-        let dim = embedder.dim();
         let index = tokio::task::spawn_blocking(move || -> Result<VectorIndex> {
-            let mut index = VectorIndex::new(&model, dim, vectors.len());
             index.insert(&vectors);
             index.save(&dir, generation)?;
             Ok(index)

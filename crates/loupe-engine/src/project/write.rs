@@ -449,18 +449,10 @@ impl Project {
             .vectors_of(embedder.model_id(), &missing)
             .await?;
         let index = self.release_vectors();
-        let Some(mut index) = index else {
+        let Some(index) = index else {
             return self.rebuild_vectors(generation).await;
         };
-        let dir = self.dir.join("vectors");
-        let index = tokio::task::spawn_blocking(move || -> Result<VectorIndex> {
-            index.insert(&vectors);
-            index.save(&dir, generation)?;
-            Ok(index)
-        })
-        .await??;
-        self.hold_vectors(index);
-        Ok(())
+        self.extend_vectors(index, vectors, generation).await
     }
 }
 
