@@ -5,6 +5,8 @@
 //! Run after `loupe index` with the same data dir and embedder:
 //! `LOUPE_BENCH_CORPUS=DIR LOUPE_BENCH_DATA=DATA cargo bench -p loupe-engine --bench query`
 //! (`make bench` does this on the `cargo vendor` corpus, vectors off).
+//! `LOUPE_BENCH_EMBEDDER=code` asks with Loupe's code vectors, as the app
+//! and the CLI do by default (index with the default embedder first).
 
 use loupe_assemble::{Budget, Knobs};
 use loupe_engine::progress::no_progress;
@@ -33,7 +35,14 @@ fn main() {
 
 async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engine::Result<()> {
     let started = Instant::now();
-    let project = Project::open(&corpus, ProjectConfig::new(data)).await?;
+    let mut cfg = ProjectConfig::new(data);
+    if std::env::var("LOUPE_BENCH_EMBEDDER").as_deref() == Ok("code") {
+        cfg.embedder = Some(
+            std::sync::Arc::new(loupe_engine::embed::CodeEmbedder::new()?)
+                as std::sync::Arc<dyn loupe_engine::embed::Embedder>,
+        );
+    }
+    let project = Project::open(&corpus, cfg).await?;
     println!("open: {:.2} s", started.elapsed().as_secs_f64());
     let status = project.status().await?;
     println!("index: {} files, {} chunks", status.files, status.chunks);
@@ -146,7 +155,13 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
         .iter()
         .filter(|p| p.ends_with(".rs"))
         .step_by(97)
-        .take(10)
+        // `LOUPE_BENCH_CHANGES` files changed (10).
+        .take(
+            std::env::var("LOUPE_BENCH_CHANGES")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(10),
+        )
         .enumerate()
     {
         let abs = corpus.join(rel);

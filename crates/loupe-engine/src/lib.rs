@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! walk → read + chunk (tree-sitter) → catalog (SQLite) ─┬→ lexical (tantivy BM25)
-//!                                                      └→ embed → vectors (HNSW)
+//!                                                      └→ embed → vectors (int8 rows, exact)
 //! question → retrieve (BM25 ∪ vectors ∪ symbols ∪ paths ∪ graph) → candidates
 //! ```
 //!

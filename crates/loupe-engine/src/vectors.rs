@@ -1,68 +1,63 @@
 //! The vector index over chunk embeddings, keyed by chunk id, persisted next
-//! to the catalog: a flat array up to [`EXACT_SEARCH_MAX_POINTS`] points
-//! (every search scores every point, so the graph would never be walked),
-//! an HNSW graph (hnsw_rs) above. Building a graph of tokio's 6,800 chunks
-//! took 3–4 s of a 6 s first index for nothing; the flat array is filled
-//! as fast as the vectors are read (BENCHMARKS.md, "Vectors").
+//! to the catalog: one flat array of int8 rows (each unit vector scaled by
+//! its largest coordinate, the scale kept beside it), searched exactly.
+//!
+//! Every search scores every point, on all cores, so the answer is the same
+//! however and in whatever order the index was built (a cold index, years
+//! of incremental ones, another machine). There is no graph to build or
+//! load: an HNSW graph of the `cargo vendor` corpus (544 k chunks) took
+//! 628 s of a 987 s first index and ~10 s of every process that opened it,
+//! and held 2 GiB; the int8 rows are 139 MB, filled as fast as they are read,
+//! and scanned in a few milliseconds (BENCHMARKS.md, "Vectors without a
+//! graph").
 //!
 //! Derived data: the vectors themselves live in the catalog's embedding cache,
 //! so this index can always be rebuilt without re-embedding. A dump is written
 //! to a fresh directory with a manifest holding the catalog generation and a
 //! blake3 checksum of every file, then swapped into place; a load verifies the
-//! manifest before handing the files to hnsw_rs (whose loader panics on bad
-//! input), and anything that does not verify is reported as stale.
+//! manifest and the file's size, and anything that does not verify (an older
+//! format, a graph from before, a damaged file) is reported as stale.
 //!
-//! HNSW has no delete: removed chunks stay in the graph as tombstones and are
-//! filtered out at query time by the caller's liveness check. When tombstones
-//! pass [`MAX_DEAD_FRACTION`] the owner rebuilds.
+//! Removed chunks stay in the array as tombstones and are filtered out at
+//! query time by the caller's liveness check. When tombstones pass
+//! [`MAX_DEAD_FRACTION`] the owner rebuilds.
 
 use crate::{Error, Result};
-use hnsw_rs::hnswio::HnswIo;
-use hnsw_rs::prelude::{AnnT, Distance, Hnsw};
 use loupe_assemble::ChunkId;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::BinaryHeap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Neighbours kept per node: hnsw_rs's recommended 16 for ~384-d data.
-const MAX_CONNECTIONS: usize = 16;
-/// Layers in the graph (hnsw_rs caps it at 16).
-const MAX_LAYERS: usize = 16;
-/// Candidate list size while building: quality over build speed, per the HNSW paper's range.
-const EF_CONSTRUCTION: usize = 200;
-/// Candidate list size while searching, at least `k`.
-const EF_SEARCH: usize = 128;
-/// Up to this many points a search scores every point instead of walking
-/// the graph: the answer is then the exact one, the same however and in
-/// whatever order the graph was built (parallel inserts, a cold index or
-/// years of incremental ones), at a few milliseconds (BENCHMARKS.md).
-pub const EXACT_SEARCH_MAX_POINTS: usize = 20_000;
-/// Search hits best first: higher similarity, then lower chunk id.
-fn best_first(a: &(ChunkId, f32), b: &(ChunkId, f32)) -> std::cmp::Ordering {
-    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
-}
-
-/// Rebuild once this share of graph nodes are tombstones.
+/// Rebuild once this share of points are tombstones.
 pub const MAX_DEAD_FRACTION: f64 = 0.3;
-/// File-name stem of the hnsw_rs dump.
-const BASENAME: &str = "chunks";
-/// The flat array's file: per point its chunk id (i64) and `dim` f32s,
-/// little-endian, in chunk-id order.
-const FLAT_FILE: &str = "chunks.flat";
+/// The array's file: the records of [`VectorIndex`], in chunk-id order.
+const ROWS_FILE: &str = "chunks.i8";
 /// Manifest written last into a dump directory.
 const MANIFEST: &str = "manifest.json";
+/// Points scored per parallel task: large enough that splitting costs
+/// nothing next to the scan, small enough to use both cores on tokio's
+/// 6,800 chunks.
+const SCAN_BLOCK: usize = 4096;
 
-/// Dot-product distance for unit vectors, clamped to `[0, 2]`. hnsw_rs's own
-/// `DistDot` asserts `dot <= 1`, which float rounding can break: a panic in
-/// the app for no real reason.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct UnitDot;
+/// A search hit: chunk id and cosine similarity. Ordered best first:
+/// higher similarity, then lower chunk id, so "greater" is "worse" and a
+/// max-heap of hits keeps the worst on top.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Hit(ChunkId, f32);
 
-impl Distance<f32> for UnitDot {
-    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
-        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-        (1.0 - dot).clamp(0.0, 2.0)
+impl Eq for Hit {}
+
+impl Ord for Hit {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.1.total_cmp(&self.1).then(self.0.cmp(&other.0))
+    }
+}
+
+impl PartialOrd for Hit {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -72,36 +67,7 @@ struct Manifest {
     model: String,
     dim: usize,
     points: usize,
-    ids: Vec<ChunkId>,
     files: Vec<(String, String)>,
-}
-
-/// Where the points live.
-enum Store {
-    /// Unit vectors back to back, `dim` each, beside their chunk ids.
-    Flat { ids: Vec<ChunkId>, data: Vec<f32> },
-    /// An HNSW graph, which holds its points itself.
-    Graph(Box<Hnsw<'static, f32, UnitDot>>),
-}
-
-/// An in-memory index over unit vectors: flat while small, a graph above.
-pub struct VectorIndex {
-    store: Store,
-    model: String,
-    dim: usize,
-    points: usize,
-    ids: HashSet<ChunkId>,
-}
-
-impl std::fmt::Debug for VectorIndex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VectorIndex")
-            .field("model", &self.model)
-            .field("dim", &self.dim)
-            .field("points", &self.points)
-            .field("graph", &matches!(self.store, Store::Graph(_)))
-            .finish()
-    }
 }
 
 /// Scale `v` to unit length in place; false if it has no direction.
@@ -114,20 +80,121 @@ pub fn normalize(v: &mut [f32]) -> bool {
     true
 }
 
+/// `v` (a unit vector) as int8 coordinates and the scale that maps them
+/// back: `v[i] ≈ q[i] * scale`, the largest coordinate at ±127.
+fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = max / 127.0;
+    // `normalize` guarantees a non-zero coordinate; `as` saturates anyway.
+    out.extend(v.iter().map(|x| (x / scale).round() as i8));
+    scale
+}
+
+/// The integer dot product of an int8 query and a stored row (its bytes
+/// are int8s; exact: 256 × 127² fits i32 many times over), written so the
+/// compiler vectorises it.
+#[inline(always)]
+fn dot(a: &[i8], b: &[u8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(i8::from_le_bytes([y])))
+        .sum()
+}
+
+/// A quantized query and how many hits it wants.
+struct Query<'a> {
+    row: &'a [i8],
+    scale: f32,
+    dim: usize,
+    k: usize,
+}
+
+impl Query<'_> {
+    /// The best `k` live points of `records`, worst on top. Inlined into
+    /// the caller's SIMD dispatch, so the dot products use its features.
+    #[inline(always)]
+    fn top(&self, records: &[u8], live: &(dyn Fn(ChunkId) -> bool + Sync)) -> BinaryHeap<Hit> {
+        let mut heap = BinaryHeap::with_capacity(self.k + 1);
+        for record in records.chunks_exact(record_len(self.dim)) {
+            let (id, scale, row) = fields(record);
+            let hit = Hit(id, dot(self.row, row) as f32 * self.scale * scale);
+            if heap.len() < self.k {
+                if live(id) {
+                    heap.push(hit);
+                }
+            } else if heap.peek().is_some_and(|worst| hit < *worst) && live(id) {
+                heap.pop();
+                heap.push(hit);
+            }
+        }
+        heap
+    }
+}
+
+/// [`Query::top`] over one block of records, as a SIMD operation (a
+/// closure would be compiled apart from the dispatch, without its features).
+struct Scan<'a> {
+    query: &'a Query<'a>,
+    records: &'a [u8],
+    live: &'a (dyn Fn(ChunkId) -> bool + Sync),
+}
+
+impl pulp::WithSimd for Scan<'_> {
+    type Output = BinaryHeap<Hit>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        self.query.top(self.records, self.live)
+    }
+}
+
+/// An in-memory index over unit vectors, as int8 rows, in the layout of its
+/// file: per point its chunk id (i64), its scale (f32, coordinate `i` is
+/// `row[i] * scale`) and `dim` int8 coordinates, little-endian. Loading is
+/// one read; nothing is parsed or hashed.
+pub struct VectorIndex {
+    model: String,
+    dim: usize,
+    records: Vec<u8>,
+    /// The points' chunk ids, sorted.
+    ids: Vec<ChunkId>,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("model", &self.model)
+            .field("dim", &self.dim)
+            .field("points", &self.ids.len())
+            .finish()
+    }
+}
+
+/// Bytes per point: id, scale, coordinates.
+#[inline(always)]
+fn record_len(dim: usize) -> usize {
+    8 + 4 + dim
+}
+
+/// The chunk id, scale and coordinates of one record.
+#[inline(always)]
+fn fields(record: &[u8]) -> (ChunkId, f32, &[u8]) {
+    let (id, rest) = record.split_at(8);
+    let (scale, row) = rest.split_at(4);
+    let id = ChunkId::from_le_bytes(id.try_into().unwrap_or_default());
+    let scale = f32::from_le_bytes(scale.try_into().unwrap_or_default());
+    (id, scale, row)
+}
+
 impl VectorIndex {
-    /// An empty index for vectors of `dim` coordinates from `model`
-    /// (flat until it holds more than [`EXACT_SEARCH_MAX_POINTS`]).
+    /// An empty index for vectors of `dim` coordinates from `model`, with
+    /// room for `capacity` points.
     pub fn new(model: &str, dim: usize, capacity: usize) -> Self {
-        let capacity = capacity.min(EXACT_SEARCH_MAX_POINTS);
         Self {
-            store: Store::Flat {
-                ids: Vec::with_capacity(capacity),
-                data: Vec::with_capacity(capacity * dim),
-            },
             model: model.to_owned(),
             dim,
-            points: 0,
-            ids: HashSet::new(),
+            records: Vec::with_capacity(capacity.saturating_mul(record_len(dim))),
+            ids: Vec::with_capacity(capacity),
         }
     }
 
@@ -136,215 +203,137 @@ impl VectorIndex {
         &self.model
     }
 
-    /// Nodes in the graph, tombstones included.
+    /// Points in the index, tombstones included.
     pub fn points(&self) -> usize {
-        self.points
+        self.ids.len()
     }
 
-    /// Chunk ids in the graph, tombstones included.
-    pub fn ids(&self) -> &HashSet<ChunkId> {
+    /// Chunk ids in the index, tombstones included, sorted.
+    pub fn ids(&self) -> &[ChunkId] {
         &self.ids
     }
 
-    /// Whether the points are in an HNSW graph (else a flat array).
-    pub fn is_graph(&self) -> bool {
-        matches!(self.store, Store::Graph(_))
+    /// Whether chunk `id` has a point in the index.
+    pub fn contains(&self, id: ChunkId) -> bool {
+        self.ids.binary_search(&id).is_ok()
     }
 
-    /// Insert vectors. Vectors of the wrong dimension or with no direction
-    /// are skipped. Past [`EXACT_SEARCH_MAX_POINTS`] the points move into
-    /// an HNSW graph (built in parallel).
+    /// Insert vectors. Vectors of the wrong dimension or with no direction,
+    /// and chunks already in the index, are skipped (of one chunk given
+    /// twice, the first).
     pub fn insert(&mut self, items: &[(ChunkId, Vec<f32>)]) {
-        let prepared: Vec<(Vec<f32>, ChunkId)> = items
+        let mut fresh: Vec<&(ChunkId, Vec<f32>)> = items
             .iter()
-            .filter_map(|(id, v)| {
-                let mut v = v.clone();
-                (v.len() == self.dim && usize::try_from(*id).is_ok() && normalize(&mut v))
-                    .then_some((v, *id))
-            })
+            .filter(|(id, v)| v.len() == self.dim && !self.contains(*id))
             .collect();
-        if self.points + prepared.len() > EXACT_SEARCH_MAX_POINTS {
-            self.graph_for(self.points + prepared.len());
-        }
-        match &mut self.store {
-            Store::Flat { ids, data } => {
-                for (v, id) in &prepared {
-                    ids.push(*id);
-                    data.extend_from_slice(v);
-                }
+        // Stable: of equal ids, the first given stays.
+        fresh.sort_by_key(|(id, _)| *id);
+        fresh.dedup_by_key(|(id, _)| *id);
+        let mut unit = Vec::with_capacity(self.dim);
+        let mut row = Vec::with_capacity(self.dim);
+        let before = self.ids.len();
+        for (id, v) in fresh {
+            unit.clear();
+            unit.extend_from_slice(v);
+            if !normalize(&mut unit) {
+                continue;
             }
-            Store::Graph(hnsw) => {
-                let refs: Vec<(&Vec<f32>, usize)> = prepared
-                    .iter()
-                    .filter_map(|(v, id)| Some((v, usize::try_from(*id).ok()?)))
-                    .collect();
-                hnsw.parallel_insert(&refs);
-            }
+            row.clear();
+            let scale = quantize(&unit, &mut row);
+            self.records.extend_from_slice(&id.to_le_bytes());
+            self.records.extend_from_slice(&scale.to_le_bytes());
+            self.records.extend(row.iter().map(|x| x.to_le_bytes()[0]));
+            self.ids.push(*id);
         }
-        self.points += prepared.len();
-        self.ids.extend(prepared.iter().map(|(_, id)| *id));
+        if before > 0 && self.ids.len() > before {
+            self.ids.sort_unstable();
+        }
     }
 
-    /// Move the points into an HNSW graph, whatever their number (an index
-    /// does so itself past [`EXACT_SEARCH_MAX_POINTS`]; the benchmark
-    /// compares both searches on one index).
-    pub fn build_graph(&mut self) {
-        self.graph_for(self.points);
-    }
-
-    /// [`VectorIndex::build_graph`], sized for `capacity` points.
-    fn graph_for(&mut self, capacity: usize) {
-        let Store::Flat { ids, data } = &self.store else {
-            return;
-        };
-        let hnsw = Hnsw::new(
-            MAX_CONNECTIONS,
-            capacity.max(1024),
-            MAX_LAYERS,
-            EF_CONSTRUCTION,
-            UnitDot,
-        );
-        let points: Vec<(Vec<f32>, usize)> = ids
-            .iter()
-            .zip(data.chunks_exact(self.dim.max(1)))
-            .filter_map(|(id, v)| Some((v.to_vec(), usize::try_from(*id).ok()?)))
-            .collect();
-        let refs: Vec<(&Vec<f32>, usize)> = points.iter().map(|(v, id)| (v, *id)).collect();
-        hnsw.parallel_insert(&refs);
-        self.store = Store::Graph(Box::new(hnsw));
-    }
-
-    /// The `k` nearest live chunks to `query`, as (id, cosine similarity),
-    /// best first (ties in chunk-id order): exact up to
-    /// [`EXACT_SEARCH_MAX_POINTS`], through the graph above.
+    /// The `k` nearest live chunks to `query`, as (id, cosine similarity of
+    /// the int8 rows), best first, ties in chunk-id order. Every point is
+    /// scored, on all cores; `live` is asked only of points that would
+    /// enter the top `k`.
     pub fn search(
         &self,
         query: &[f32],
         k: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
     ) -> Vec<(ChunkId, f32)> {
-        if self.points <= EXACT_SEARCH_MAX_POINTS {
-            self.exact_search(query, k, live)
-        } else {
-            self.graph_search(query, k, live)
-        }
-    }
-
-    /// `query` as a unit vector of this index's dimension, if it is one.
-    fn unit_query(&self, query: &[f32], k: usize) -> Option<Vec<f32>> {
-        if self.points == 0 || query.len() != self.dim || k == 0 {
-            return None;
+        if self.ids.is_empty() || query.len() != self.dim || k == 0 {
+            return Vec::new();
         }
         let mut q = query.to_vec();
-        normalize(&mut q).then_some(q)
-    }
-
-    /// [`VectorIndex::search`] through the HNSW graph: approximate, so its
-    /// answer can depend on how the graph was built. A flat index has no
-    /// graph: the exact answer.
-    pub fn graph_search(
-        &self,
-        query: &[f32],
-        k: usize,
-        live: &(dyn Fn(ChunkId) -> bool + Sync),
-    ) -> Vec<(ChunkId, f32)> {
-        let Store::Graph(hnsw) = &self.store else {
-            return self.exact_search(query, k, live);
-        };
-        let Some(q) = self.unit_query(query, k) else {
+        if !normalize(&mut q) {
             return Vec::new();
-        };
-        let filter = |id: &usize| i64::try_from(*id).is_ok_and(live);
-        let found = hnsw.search_filter(&q, k, EF_SEARCH.max(k), Some(&filter));
-        let mut out: Vec<(ChunkId, f32)> = found
-            .into_iter()
-            .filter_map(|n| Some((i64::try_from(n.d_id).ok()?, 1.0 - n.distance)))
-            .collect();
-        // Equal similarities (identical chunks) in chunk-id order, not in
-        // the order the graph, built in parallel, happened to yield them.
-        out.sort_by(best_first);
-        out
-    }
-
-    /// [`VectorIndex::search`] by scoring every live point: exact, and so
-    /// independent of the graph.
-    pub fn exact_search(
-        &self,
-        query: &[f32],
-        k: usize,
-        live: &(dyn Fn(ChunkId) -> bool + Sync),
-    ) -> Vec<(ChunkId, f32)> {
-        let Some(q) = self.unit_query(query, k) else {
-            return Vec::new();
-        };
-        let q = q.as_slice();
-        let score = |id: ChunkId, v: &[f32]| live(id).then(|| (id, 1.0 - UnitDot.eval(q, v)));
-        let mut scored: Vec<(ChunkId, f32)> = match &self.store {
-            Store::Flat { ids, data } => ids
-                .iter()
-                .zip(data.chunks_exact(self.dim.max(1)))
-                .filter_map(|(id, v)| score(*id, v))
-                .collect(),
-            Store::Graph(hnsw) => hnsw
-                .get_point_indexation()
-                .into_iter()
-                .filter_map(|p| score(i64::try_from(p.get_origin_id()).ok()?, p.get_v()))
-                .collect(),
-        };
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, best_first);
-            scored.truncate(k);
         }
-        scored.sort_by(best_first);
-        scored
+        let mut q8 = Vec::with_capacity(self.dim);
+        let q_scale = quantize(&q, &mut q8);
+        // The scan compiled for the widest SIMD this CPU has (AVX2 on most
+        // x86-64), chosen at run time: the build targets baseline x86-64,
+        // where the same loop is half as fast (BENCHMARKS.md).
+        let arch = pulp::Arch::new();
+        let query = Query {
+            row: &q8,
+            scale: q_scale,
+            dim: self.dim,
+            k,
+        };
+        let mut hits: Vec<Hit> = self
+            .records
+            .par_chunks(SCAN_BLOCK * record_len(self.dim))
+            .map(|records| {
+                arch.dispatch(Scan {
+                    query: &query,
+                    records,
+                    live,
+                })
+            })
+            .reduce(BinaryHeap::new, |mut a, b| {
+                for hit in b {
+                    a.push(hit);
+                    if a.len() > k {
+                        a.pop();
+                    }
+                }
+                a
+            })
+            .into_vec();
+        hits.sort();
+        hits.into_iter().map(|Hit(id, s)| (id, s)).collect()
     }
 
     /// Write the index to `dir` atomically: dump into a sibling temporary
-    /// directory, write the manifest last, then swap directories.
+    /// directory, write the manifest last, then swap directories. Records
+    /// are written in chunk-id order, so the same points give the same file.
     pub fn save(&self, dir: &Path, generation: u64) -> Result<()> {
         let tmp = sibling(dir, "tmp");
         let old = sibling(dir, "old");
         remove_dir_if_exists(&tmp)?;
         fs::create_dir_all(&tmp).map_err(|e| io("create vector dump dir", &tmp, e))?;
-        let mut files = Vec::new();
-        match &self.store {
-            Store::Flat { ids, data } => {
-                let mut order: Vec<usize> = (0..ids.len()).collect();
-                order.sort_by_key(|&i| ids[i]);
-                let mut bytes = Vec::with_capacity(ids.len() * (8 + 4 * self.dim));
-                for i in order {
-                    bytes.extend_from_slice(&ids[i].to_le_bytes());
-                    for x in &data[i * self.dim..(i + 1) * self.dim] {
-                        bytes.extend_from_slice(&x.to_le_bytes());
-                    }
-                }
-                let path = tmp.join(FLAT_FILE);
-                write_synced(&path, &bytes)?;
-                files.push((FLAT_FILE.to_owned(), checksum(&path)?));
-            }
-            // hnsw_rs refuses to dump an empty graph; the manifest alone says "empty".
-            Store::Graph(_) if self.points == 0 => {}
-            Store::Graph(hnsw) => {
-                let written = hnsw
-                    .file_dump(&tmp, BASENAME)
-                    .map_err(|e| Error::Vectors(format!("dump failed: {e}")))?;
-                for suffix in [".hnsw.graph", ".hnsw.data"] {
-                    let name = format!("{written}{suffix}");
-                    files.push((name.clone(), checksum(&tmp.join(&name))?));
-                }
-            }
-        }
+        let len = record_len(self.dim);
+        let path = tmp.join(ROWS_FILE);
+        let in_order = self
+            .records
+            .chunks_exact(len)
+            .map(|r| fields(r).0)
+            .eq(self.ids.iter().copied());
+        let sorted;
+        let bytes = if in_order {
+            &self.records
+        } else {
+            let mut records: Vec<&[u8]> = self.records.chunks_exact(len).collect();
+            records.sort_by_key(|r| fields(r).0);
+            sorted = records.concat();
+            &sorted
+        };
+        write_synced(&path, bytes)?;
         let manifest = Manifest {
             generation,
             model: self.model.clone(),
             dim: self.dim,
-            points: self.points,
-            ids: {
-                let mut ids: Vec<ChunkId> = self.ids.iter().copied().collect();
-                ids.sort_unstable();
-                ids
-            },
-            files,
+            points: self.ids.len(),
+            files: vec![(ROWS_FILE.to_owned(), digest(bytes))],
         };
         let json = serde_json::to_vec(&manifest).map_err(|e| Error::Vectors(e.to_string()))?;
         write_synced(&tmp.join(MANIFEST), &json)?;
@@ -369,68 +358,43 @@ impl VectorIndex {
         if manifest.generation != generation || manifest.model != model {
             return Ok(None);
         }
-        for (name, sum) in &manifest.files {
-            if name.contains('/') || checksum(&dir.join(name)).ok().as_deref() != Some(sum) {
-                return Ok(None);
-            }
+        let [(name, sum)] = manifest.files.as_slice() else {
+            return Ok(None);
+        };
+        let path = dir.join(ROWS_FILE);
+        if name != ROWS_FILE {
+            return Ok(None);
         }
-        if manifest.points == 0 {
-            return Ok(Some(Self::new(model, manifest.dim, 0)));
+        let Ok(records) = fs::read(&path) else {
+            return Ok(None);
+        };
+        if digest(&records) != *sum {
+            return Ok(None);
         }
-        if manifest.files.iter().any(|(n, _)| n == FLAT_FILE) {
-            return Ok(load_flat(&dir.join(FLAT_FILE), manifest));
-        }
-        let basename = manifest
-            .files
-            .first()
-            .and_then(|(n, _)| n.strip_suffix(".hnsw.graph"))
-            .unwrap_or(BASENAME)
-            .to_owned();
-        // hnsw_rs ties the loaded graph's lifetime to its loader. The loader is
-        // a few paths; leaking one per load gives a 'static graph.
-        let loader: &'static HnswIo = Box::leak(Box::new(HnswIo::new(dir, &basename)));
-        // Checksums make a panic very unlikely, but hnsw_rs asserts on format
-        // details; never let that reach the caller.
-        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            loader.load_hnsw_with_dist::<f32, UnitDot>(UnitDot)
-        }));
-        match loaded {
-            Ok(Ok(hnsw)) => Ok(Some(Self {
-                store: Store::Graph(Box::new(hnsw)),
-                model: manifest.model,
-                dim: manifest.dim,
-                points: manifest.points,
-                ids: manifest.ids.into_iter().collect(),
-            })),
-            _ => Ok(None),
-        }
+        Ok(from_records(records, manifest))
     }
 }
 
-/// The flat array saved at `path` for `manifest` (already checksummed);
-/// `None` when it does not hold the manifest's points.
-fn load_flat(path: &Path, manifest: Manifest) -> Option<VectorIndex> {
-    let bytes = fs::read(path).ok()?;
-    let record = 8 + 4 * manifest.dim;
-    if manifest.dim == 0 || bytes.len() != record * manifest.points {
+/// The index whose records are `records` (already checksummed), `None`
+/// when they do not hold the manifest's points in chunk-id order.
+fn from_records(records: Vec<u8>, manifest: Manifest) -> Option<VectorIndex> {
+    let len = record_len(manifest.dim);
+    if manifest.dim == 0 || records.len() != len.checked_mul(manifest.points)? {
         return None;
     }
     let mut ids = Vec::with_capacity(manifest.points);
-    let mut data = Vec::with_capacity(manifest.points * manifest.dim);
-    for rec in bytes.chunks_exact(record) {
-        let (id, v) = rec.split_at(8);
-        ids.push(ChunkId::from_le_bytes(id.try_into().ok()?));
-        data.extend(
-            v.chunks_exact(4)
-                .filter_map(|b| Some(f32::from_le_bytes(b.try_into().ok()?))),
-        );
+    for record in records.chunks_exact(len) {
+        let (id, scale, _) = fields(record);
+        if !scale.is_finite() || ids.last().is_some_and(|last| *last >= id) {
+            return None;
+        }
+        ids.push(id);
     }
     Some(VectorIndex {
-        store: Store::Flat { ids, data },
         model: manifest.model,
         dim: manifest.dim,
-        points: manifest.points,
-        ids: manifest.ids.into_iter().collect(),
+        records,
+        ids,
     })
 }
 
@@ -459,13 +423,14 @@ fn remove_dir_if_exists(dir: &Path) -> Result<()> {
     }
 }
 
-fn checksum(path: &Path) -> Result<String> {
-    let mut hasher = blake3::Hasher::new();
-    let file = fs::File::open(path).map_err(|e| io("checksum vector index", path, e))?;
-    hasher
-        .update_reader(file)
-        .map_err(|e| io("checksum vector index", path, e))?;
-    Ok(hasher.finalize().to_hex().to_string())
+/// The blake3 digest of `bytes`, hashed on all cores (139 MB of vendor
+/// vectors are read by every process that opens that index).
+fn digest(bytes: &[u8]) -> String {
+    blake3::Hasher::new()
+        .update_rayon(bytes)
+        .finalize()
+        .to_hex()
+        .to_string()
 }
 
 /// Write `bytes` to `path` and fsync it.
@@ -480,7 +445,8 @@ pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// Deterministic pseudo-random vectors (xorshift), some of them equal.
+    /// Deterministic pseudo-random vectors (xorshift); every tenth is the
+    /// same vector, so similarities tie.
     fn vectors(n: usize, dim: usize) -> Vec<(ChunkId, Vec<f32>)> {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         (0..n)
@@ -493,11 +459,7 @@ mod tests {
                         (x % 2001) as f32 / 1000.0 - 1.0
                     })
                     .collect();
-                // Every tenth repeats its neighbour: ties the graph cannot order.
-                (i as ChunkId + 1, v)
-            })
-            .enumerate()
-            .map(|(i, (id, v))| {
+                let id = i as ChunkId + 1;
                 if i % 10 == 9 {
                     (id, vec![0.5; dim])
                 } else {
@@ -507,100 +469,184 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn small_indexes_search_exactly_whatever_the_insert_order() {
-        let items = vectors(1500, 16);
-        let mut forward = VectorIndex::new("m", 16, items.len());
-        forward.insert(&items);
-        let mut reversed_items = items.clone();
-        reversed_items.reverse();
-        let mut backward = VectorIndex::new("m", 16, items.len());
-        // In small batches, as incremental runs would.
-        for batch in reversed_items.chunks(97) {
-            backward.insert(batch);
-        }
-        let live = |id: ChunkId| id % 7 != 0;
-        for (_, q) in items.iter().step_by(101) {
-            let a = forward.search(q, 25, &live);
-            let b = backward.search(q, 25, &live);
-            assert_eq!(a, b);
-            // And it is the brute-force answer.
-            let mut unit = q.clone();
-            assert!(normalize(&mut unit));
-            let mut want: Vec<(ChunkId, f32)> = items
-                .iter()
-                .filter(|(id, _)| live(*id))
-                .filter_map(|(id, v)| {
-                    let mut v = v.clone();
-                    normalize(&mut v).then(|| (*id, 1.0 - UnitDot.eval(&unit, &v)))
-                })
-                .collect();
-            want.sort_by(best_first);
-            want.truncate(25);
-            assert_eq!(a, want);
-        }
+    /// Every live point scored one by one, in the index's own arithmetic.
+    fn brute_force(
+        index: &VectorIndex,
+        query: &[f32],
+        k: usize,
+        live: impl Fn(ChunkId) -> bool,
+    ) -> Vec<(ChunkId, f32)> {
+        let mut q = query.to_vec();
+        assert!(normalize(&mut q));
+        let mut q8 = Vec::new();
+        let q_scale = quantize(&q, &mut q8);
+        let mut hits: Vec<Hit> = index
+            .records
+            .chunks_exact(record_len(index.dim))
+            .map(fields)
+            .filter(|(id, _, _)| live(*id))
+            .map(|(id, scale, row)| Hit(id, dot(&q8, row) as f32 * q_scale * scale))
+            .collect();
+        hits.sort();
+        hits.truncate(k);
+        hits.into_iter().map(|Hit(id, s)| (id, s)).collect()
+    }
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        assert!(normalize(&mut a) && normalize(&mut b));
+        a.iter().zip(&b).map(|(x, y)| x * y).sum()
     }
 
     #[test]
-    fn flat_and_graph_indexes_save_load_and_answer_alike() {
+    fn search_is_exact_and_independent_of_insert_order() {
+        // Several scan blocks, so the parallel top-k lists are merged.
+        let items = vectors(3 * SCAN_BLOCK + 123, 16);
+        let mut forward = VectorIndex::new("m", 16, items.len());
+        forward.insert(&items);
+        let mut reversed = items.clone();
+        reversed.reverse();
+        let mut backward = VectorIndex::new("m", 16, 0);
+        // In small batches, as incremental runs would.
+        for batch in reversed.chunks(97) {
+            backward.insert(batch);
+        }
+        assert_eq!(forward.points(), items.len());
+        let live = |id: ChunkId| id % 7 != 0;
+        for (_, q) in items.iter().step_by(1001) {
+            for k in [1, 25, 300] {
+                let a = forward.search(q, k, &live);
+                assert_eq!(a, backward.search(q, k, &live));
+                assert_eq!(a, brute_force(&forward, q, k, live));
+                assert_eq!(a.len(), k);
+                assert!(a.iter().all(|(id, _)| live(*id)));
+            }
+        }
+        // Ties (every tenth vector is the same) come in chunk-id order.
+        let tied = forward.search(&[0.5; 16], 20, &live);
+        let ids: Vec<ChunkId> = tied.iter().map(|h| h.0).collect();
+        let want: Vec<ChunkId> = (1..=items.len() as ChunkId)
+            .filter(|id| id % 10 == 0 && live(*id))
+            .take(20)
+            .collect();
+        assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn int8_similarities_stay_close_to_the_float_cosines() {
+        let dim = 256;
+        let items = vectors(2000, dim);
+        let mut index = VectorIndex::new("m", dim, items.len());
+        index.insert(&items);
+        let all = |_: ChunkId| true;
+        let (mut asked, mut same_top) = (0, 0);
+        // Queries that are not one of the repeated vectors.
+        for (id, q) in items.iter().step_by(97).filter(|(id, _)| id % 10 != 0) {
+            let found = index.search(q, 10, &all);
+            // A point finds itself first.
+            assert_eq!(found[0].0, *id);
+            assert!((found[0].1 - 1.0).abs() < 0.01, "{id}: {found:?}");
+            for (hit, sim) in &found {
+                let v = &items[*hit as usize - 1].1;
+                assert!((sim - cosine(q, v)).abs() < 0.01, "{hit}: {sim}");
+            }
+            // The float ranking's runner-up is the int8 one's too, as a rule.
+            let mut float: Vec<(ChunkId, f32)> = items
+                .iter()
+                .map(|(other, v)| (*other, cosine(q, v)))
+                .collect();
+            float.sort_by(|a, b| b.1.total_cmp(&a.1));
+            asked += 1;
+            same_top += usize::from(found[1].0 == float[1].0);
+        }
+        assert!(same_top * 10 >= asked * 8, "{same_top} of {asked}");
+    }
+
+    #[test]
+    fn bad_vectors_and_repeats_are_skipped() {
+        let mut index = VectorIndex::new("m", 3, 0);
+        index.insert(&[
+            (1, vec![1.0, 0.0, 0.0]),
+            (2, vec![0.0; 3]),
+            (3, vec![1.0, 2.0]),
+            (4, vec![f32::NAN, 1.0, 0.0]),
+            (1, vec![0.0, 1.0, 0.0]),
+            (5, vec![0.0, -3.0, 4.0]),
+        ]);
+        assert_eq!(index.points(), 2);
+        let all = |_: ChunkId| true;
+        let found = index.search(&[0.0, -0.6, 0.8], 5, &all);
+        assert_eq!(found.iter().map(|h| h.0).collect::<Vec<_>>(), vec![5, 1]);
+        assert!(index.search(&[0.0; 3], 5, &all).is_empty());
+        assert!(index.search(&[1.0, 0.0], 5, &all).is_empty());
+        assert!(index.search(&[1.0, 0.0, 0.0], 0, &all).is_empty());
+    }
+
+    #[test]
+    fn an_index_saves_loads_and_answers_alike() {
         let items = vectors(600, 8);
         let live = |id: ChunkId| id % 5 != 0;
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut flat = VectorIndex::new("m", 8, items.len());
-        flat.insert(&items);
-        assert!(!flat.is_graph());
-        let mut graph = VectorIndex::new("m", 8, items.len());
-        graph.insert(&items);
-        graph.build_graph();
-        assert!(graph.is_graph());
-        for (name, index) in [("flat", &flat), ("graph", &graph)] {
-            let path = dir.path().join(name);
-            index.save(&path, 7).expect("save");
-            let loaded = VectorIndex::load(&path, 7, "m")
-                .expect("load")
-                .expect("intact");
-            assert_eq!(loaded.is_graph(), index.is_graph());
-            assert_eq!(loaded.points(), 600);
-            assert_eq!(loaded.ids(), flat.ids());
-            // Another generation or model is not this index.
-            assert!(VectorIndex::load(&path, 8, "m").expect("load").is_none());
-            assert!(VectorIndex::load(&path, 7, "x").expect("load").is_none());
-            for (_, q) in items.iter().step_by(37) {
-                assert_eq!(
-                    loaded.exact_search(q, 20, &live),
-                    flat.exact_search(q, 20, &live)
-                );
-            }
+        let path = dir.path().join("vectors");
+        let mut index = VectorIndex::new("m", 8, items.len());
+        index.insert(&items);
+        index.save(&path, 7).expect("save");
+        let loaded = VectorIndex::load(&path, 7, "m")
+            .expect("load")
+            .expect("intact");
+        assert_eq!(loaded.points(), 600);
+        assert_eq!(loaded.ids(), index.ids());
+        // Another generation or model is not this index.
+        assert!(VectorIndex::load(&path, 8, "m").expect("load").is_none());
+        assert!(VectorIndex::load(&path, 7, "x").expect("load").is_none());
+        for (_, q) in items.iter().step_by(37) {
+            assert_eq!(loaded.search(q, 20, &live), index.search(q, 20, &live));
         }
-        // A damaged flat file is not loaded (it is rebuilt from the catalog).
-        let file = dir.path().join("flat").join(FLAT_FILE);
+        // An empty index round-trips too.
+        let empty_path = dir.path().join("empty");
+        VectorIndex::new("m", 8, 0)
+            .save(&empty_path, 1)
+            .expect("save");
+        let empty = VectorIndex::load(&empty_path, 1, "m")
+            .expect("load")
+            .expect("intact");
+        assert_eq!(empty.points(), 0);
+        // A damaged file is not loaded (it is rebuilt from the catalog).
+        let file = path.join(ROWS_FILE);
         let mut bytes = fs::read(&file).expect("read");
         bytes[20] ^= 0xff;
         fs::write(&file, bytes).expect("write");
-        assert!(
-            VectorIndex::load(&dir.path().join("flat"), 7, "m")
-                .expect("load")
-                .is_none()
-        );
+        assert!(VectorIndex::load(&path, 7, "m").expect("load").is_none());
     }
 
     #[test]
-    fn a_flat_index_becomes_a_graph_past_the_exact_search_limit() {
-        let items = vectors(EXACT_SEARCH_MAX_POINTS + 50, 4);
-        let mut index = VectorIndex::new("m", 4, 0);
-        let (first, rest) = items.split_at(EXACT_SEARCH_MAX_POINTS - 10);
-        index.insert(first);
-        assert!(!index.is_graph());
-        index.insert(rest);
-        assert!(index.is_graph());
-        assert_eq!(index.points(), items.len());
-        // Every point made it into the graph: each finds itself.
-        let live = |_: ChunkId| true;
-        for (id, q) in items.iter().step_by(997) {
-            let found = index.exact_search(q, 1, &live);
-            let mut unit = q.clone();
-            assert!(normalize(&mut unit));
-            assert!((found[0].1 - 1.0).abs() < 1e-5, "{id}: {found:?}");
-        }
+    fn a_dump_of_another_format_is_stale_not_an_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // What an HNSW graph's dump (before this format) left behind.
+        fs::write(dir.path().join("chunks.hnsw.graph"), b"graph").expect("write");
+        let sum = digest(b"graph");
+        let manifest = serde_json::json!({
+            "generation": 3, "model": "m", "dim": 4, "points": 1, "ids": [1],
+            "files": [["chunks.hnsw.graph", sum]],
+        });
+        fs::write(dir.path().join(MANIFEST), manifest.to_string()).expect("write");
+        assert!(
+            VectorIndex::load(dir.path(), 3, "m")
+                .expect("load")
+                .is_none()
+        );
+        // Rows whose length does not match the manifest's points.
+        fs::write(dir.path().join(ROWS_FILE), [0u8; 10]).expect("write");
+        let sum = digest(&[0u8; 10]);
+        let manifest = serde_json::json!({
+            "generation": 3, "model": "m", "dim": 4, "points": 1,
+            "files": [[ROWS_FILE, sum]],
+        });
+        fs::write(dir.path().join(MANIFEST), manifest.to_string()).expect("write");
+        assert!(
+            VectorIndex::load(dir.path(), 3, "m")
+                .expect("load")
+                .is_none()
+        );
     }
 }

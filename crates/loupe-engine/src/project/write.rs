@@ -427,21 +427,22 @@ impl Project {
         Ok(done)
     }
 
-    /// Insert vectors of live chunks missing from the graph (or rebuild when
+    /// Insert vectors of live chunks missing from the index (or rebuild when
     /// tombstones dominate), then save at `generation`.
     async fn update_vectors(&self, embedder: &dyn Embedder, generation: u64) -> Result<()> {
         let live = Arc::clone(&lock(&self.live));
-        let (present, points) = match lock(&self.vectors).as_ref() {
-            Some(v) if v.model() == embedder.model_id() => (v.ids().clone(), v.points()),
-            _ => (HashSet::new(), 0),
+        // Sorted chunk ids of the points held.
+        let present: Vec<ChunkId> = match lock(&self.vectors).as_ref() {
+            Some(v) if v.model() == embedder.model_id() => v.ids().to_vec(),
+            _ => Vec::new(),
         };
         let dead = present.iter().filter(|id| !live.contains(id)).count();
-        if points == 0 || dead as f64 > MAX_DEAD_FRACTION * points as f64 {
+        if present.is_empty() || dead as f64 > MAX_DEAD_FRACTION * present.len() as f64 {
             return self.rebuild_vectors(generation).await;
         }
         let missing: Vec<ChunkId> = live
             .iter()
-            .filter(|id| !present.contains(id))
+            .filter(|id| present.binary_search(id).is_err())
             .copied()
             .collect();
         let vectors = self
