@@ -708,6 +708,35 @@ impl Catalog {
             .collect()
     }
 
+    /// [`Catalog::chunks_missing_embeddings`] among the chunks `ids` only
+    /// (unknown ids skipped), in id order: after a small change, the few
+    /// chunks it added, instead of a walk of every chunk's text (30 s on a
+    /// catalog of 544 k chunks).
+    pub async fn chunks_missing_embeddings_among(
+        &self,
+        model: &str,
+        ids: &[ChunkId],
+    ) -> Result<Vec<Chunk>> {
+        let mut out = Vec::new();
+        for batch in ids.chunks(MAX_IN_LIST) {
+            let sql = format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+                 WHERE c.id IN ({}) AND NOT EXISTS \
+                 (SELECT 1 FROM embeddings e WHERE e.hash = c.hash AND e.model = ?)",
+                placeholders(batch.len())
+            );
+            let mut q = sqlx::query(&sql);
+            for id in batch {
+                q = q.bind(id);
+            }
+            for row in q.bind(model).fetch_all(&self.pool).await? {
+                out.push(chunk_from_row(&row)?.0);
+            }
+        }
+        out.sort_by_key(|c| c.id);
+        Ok(out)
+    }
+
     /// Store vectors for content hashes.
     pub async fn store_embeddings(&self, model: &str, items: &[(String, Vec<f32>)]) -> Result<()> {
         let mut tx = self.pool.begin().await?;

@@ -381,7 +381,31 @@ impl Project {
         cancel: &CancelToken,
     ) -> Result<u64> {
         let model = embedder.model_id().to_owned();
-        let missing = self.catalog.chunks_missing_embeddings(&model).await?;
+        // A chunk with a point in the held vector index has a cached
+        // vector; only the live chunks without one can lack it (after a
+        // small change, the chunks it added). With no index held for this
+        // model, every chunk is asked.
+        let without_points: Option<Vec<ChunkId>> = {
+            let live = Arc::clone(&lock(&self.live));
+            lock(&self.vectors)
+                .as_ref()
+                .filter(|v| v.model() == model)
+                .map(|v| {
+                    live.iter()
+                        .filter(|id| !v.contains(**id))
+                        .copied()
+                        .collect()
+                })
+        };
+        let missing = match without_points {
+            Some(mut ids) => {
+                ids.sort_unstable();
+                self.catalog
+                    .chunks_missing_embeddings_among(&model, &ids)
+                    .await?
+            }
+            None => self.catalog.chunks_missing_embeddings(&model).await?,
+        };
         // Identical content appears more than once (license headers, vendored
         // copies): embed each hash once.
         let mut seen = HashSet::new();

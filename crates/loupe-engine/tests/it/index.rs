@@ -778,6 +778,84 @@ async fn update_paths_rereads_known_files_without_a_walk() {
     assert_eq!(index(&p).await.files_changed, 0);
 }
 
+/// Embeds like [`CountingEmbedder`] until `fail` is set, then fails.
+#[derive(Default)]
+struct FailingEmbedder {
+    inner: CountingEmbedder,
+    fail: std::sync::atomic::AtomicBool,
+}
+
+impl loupe_engine::embed::Embedder for FailingEmbedder {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[String]) -> loupe_engine::Result<Vec<Vec<f32>>> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(loupe_engine::Error::Embed("the model went away".into()));
+        }
+        self.inner.embed(texts)
+    }
+}
+
+/// A small change asks only about chunks without a vector point (not every
+/// chunk in the catalog): those it added, and those an earlier run left
+/// without a vector because its embedding failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_change_embeds_what_it_added_and_what_a_failed_run_left() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(FailingEmbedder::default());
+    let p = env.open(Some(embedder.clone())).await;
+    index(&p).await;
+    assert!(p.status().await.unwrap().vectors_ready);
+    let none = loupe_engine::progress::no_progress;
+    let cancel = loupe_engine::CancelToken::new();
+
+    // The model fails while a file is added: its chunks are indexed and
+    // searchable, without vectors.
+    embedder.fail.store(true, Ordering::SeqCst);
+    let left = env.write(
+        "src/left.rs",
+        "/// Spread widgets over buckets.
+pub fn spread_widgets() -> u8 { 1 }
+",
+    );
+    let err = p
+        .update_paths(std::slice::from_ref(&left), &none, &cancel)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("went away"), "{err}");
+    let status = p.status().await.unwrap();
+    assert!(!status.vectors_ready);
+    assert!(ids_by_path(&p).await.contains_key("src/left.rs"));
+
+    // The model is back; an edit elsewhere embeds its own chunks and the
+    // ones left behind, and nothing already embedded.
+    embedder.fail.store(false, Ordering::SeqCst);
+    let before = embedder.inner.calls.load(Ordering::SeqCst);
+    let edited = env.write(
+        "src/pack.rs",
+        "pub fn pack_everything_now() -> u8 { 7 }
+",
+    );
+    let r = p
+        .update_paths(std::slice::from_ref(&edited), &none, &cancel)
+        .await
+        .unwrap();
+    let status = p.status().await.unwrap();
+    assert!(status.vectors_ready, "{status:?}");
+    assert_eq!(status.vector_chunks, status.chunks);
+    let added = ids_by_path(&p).await;
+    let fresh = added["src/left.rs"].len() + added["src/pack.rs"].len();
+    assert_eq!(r.chunks_embedded as usize, fresh);
+    assert_eq!(embedder.inner.calls.load(Ordering::SeqCst) - before, fresh);
+    let found = search_paths(&p, "spread widgets over buckets").await;
+    assert_eq!(found.first().map(String::as_str), Some("src/left.rs"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_packed_load_of_chunk_ids_is_complete() {
     let env = Env::new();
