@@ -240,8 +240,11 @@ impl Project {
         } else if let Some(embedder) = self.cfg.embedder.clone() {
             let started = Instant::now();
             let inserted = applied.inserted.len() as u64;
+            // Nothing else moves the live set or the held vectors while
+            // this run holds the write lock: one look serves both stages.
+            let gaps = self.vector_gaps(embedder.model_id());
             match self
-                .embed_missing(embedder.as_ref(), progress, cancel)
+                .embed_missing(embedder.as_ref(), gaps.as_ref(), progress, cancel)
                 .await
             {
                 Ok(n) => report.chunks_embedded = n,
@@ -256,7 +259,7 @@ impl Project {
                 done: 0,
                 total: Some(1),
             });
-            self.update_vectors(embedder.as_ref(), applied.generation)
+            self.update_vectors(embedder.as_ref(), gaps, applied.generation)
                 .await?;
             report.times.vectors = started.elapsed();
         }
@@ -371,12 +374,32 @@ impl Project {
         Ok(writer)
     }
 
+    /// How the held vector index of `model` differs from the live chunks;
+    /// `None` when no index of `model` is held.
+    fn vector_gaps(&self, model: &str) -> Option<VectorGaps> {
+        let live = Arc::clone(&lock(&self.live));
+        let guard = lock(&self.vectors);
+        let index = guard.as_ref().filter(|v| v.model() == model)?;
+        let mut missing: Vec<ChunkId> = live
+            .iter()
+            .filter(|id| !index.contains(**id))
+            .copied()
+            .collect();
+        missing.sort_unstable();
+        Some(VectorGaps {
+            missing,
+            dead: index.ids().iter().filter(|id| !live.contains(id)).count(),
+            points: index.points(),
+        })
+    }
+
     /// Embed every chunk whose content has no cached vector. Returns how many
     /// were embedded; stops with `Cancelled` between batches, keeping what
     /// it embedded.
     async fn embed_missing(
         &self,
         embedder: &dyn Embedder,
+        gaps: Option<&VectorGaps>,
         progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<u64> {
@@ -385,23 +408,10 @@ impl Project {
         // vector; only the live chunks without one can lack it (after a
         // small change, the chunks it added). With no index held for this
         // model, every chunk is asked.
-        let without_points: Option<Vec<ChunkId>> = {
-            let live = Arc::clone(&lock(&self.live));
-            lock(&self.vectors)
-                .as_ref()
-                .filter(|v| v.model() == model)
-                .map(|v| {
-                    live.iter()
-                        .filter(|id| !v.contains(**id))
-                        .copied()
-                        .collect()
-                })
-        };
-        let missing = match without_points {
-            Some(mut ids) => {
-                ids.sort_unstable();
+        let missing = match gaps {
+            Some(gaps) => {
                 self.catalog
-                    .chunks_missing_embeddings_among(&model, &ids)
+                    .chunks_missing_embeddings_among(&model, &gaps.missing)
                     .await?
             }
             None => self.catalog.chunks_missing_embeddings(&model).await?,
@@ -452,23 +462,24 @@ impl Project {
     }
 
     /// Insert vectors of live chunks missing from the index (or rebuild when
-    /// tombstones dominate), then save at `generation`.
-    async fn update_vectors(&self, embedder: &dyn Embedder, generation: u64) -> Result<()> {
-        let live = Arc::clone(&lock(&self.live));
-        // Sorted chunk ids of the points held.
-        let present: Vec<ChunkId> = match lock(&self.vectors).as_ref() {
-            Some(v) if v.model() == embedder.model_id() => v.ids().to_vec(),
-            _ => Vec::new(),
+    /// there is none, or tombstones dominate), then save at `generation`.
+    async fn update_vectors(
+        &self,
+        embedder: &dyn Embedder,
+        gaps: Option<VectorGaps>,
+        generation: u64,
+    ) -> Result<()> {
+        let Some(VectorGaps {
+            missing,
+            dead,
+            points,
+        }) = gaps
+        else {
+            return self.rebuild_vectors(generation).await;
         };
-        let dead = present.iter().filter(|id| !live.contains(id)).count();
-        if present.is_empty() || dead as f64 > MAX_DEAD_FRACTION * present.len() as f64 {
+        if points == 0 || dead as f64 > MAX_DEAD_FRACTION * points as f64 {
             return self.rebuild_vectors(generation).await;
         }
-        let missing: Vec<ChunkId> = live
-            .iter()
-            .filter(|id| present.binary_search(id).is_err())
-            .copied()
-            .collect();
         let vectors = self
             .catalog
             .vectors_of(embedder.model_id(), &missing)
@@ -479,6 +490,14 @@ impl Project {
         };
         self.extend_vectors(index, vectors, generation).await
     }
+}
+
+/// Live chunks without a point in the held vector index (sorted), points
+/// whose chunks are gone, and points in all.
+struct VectorGaps {
+    missing: Vec<ChunkId>,
+    dead: usize,
+    points: usize,
 }
 
 enum ReadOutcome {
