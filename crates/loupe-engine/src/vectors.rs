@@ -6,10 +6,10 @@
 //! however and in whatever order the index was built (a cold index, years
 //! of incremental ones, another machine). There is no graph to build or
 //! load: an HNSW graph of the `cargo vendor` corpus (544 k chunks) took
-//! 628 s of a 987 s first index and ~10 s of every process that opened it,
-//! and held 2 GiB; the int8 rows are 139 MB, filled as fast as they are read,
-//! and scanned in a few milliseconds (BENCHMARKS.md, "Vectors without a
-//! graph").
+//! 823 s of a 1,266 s first index and ~16 s of every one-shot query that
+//! opened it, and held 2 GiB; the int8 rows are 146 MB, filled as fast as
+//! they are read, and scanned in 17 ms (1.2 ms at 50 k chunks; BENCHMARKS.md,
+//! "Session 14: vectors without a graph").
 //!
 //! Derived data: the vectors themselves live in the catalog's embedding cache,
 //! so this index can always be rebuilt without re-embedding. A dump is written
