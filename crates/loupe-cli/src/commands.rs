@@ -360,7 +360,13 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
     }
     let project = open(cli, path).await?;
     let query = RetrieveQuery::from_question(question);
-    let candidates = project.retrieve(&query).await?;
+    let retrieved = project.retrieve_noting(&query).await?;
+    if let Some(why) = &retrieved.vectors_failed {
+        eprintln!(
+            "warning: searched without vectors: the embedder failed on this question ({why})"
+        );
+    }
+    let candidates = retrieved.candidates;
     let shown = &candidates[..candidates.len().min(limit)];
     if json {
         let rows: Vec<serde_json::Value> = shown

@@ -147,6 +147,9 @@ pub struct SignalsUsed {
     /// Live chunks that had a vector, and live chunks; `None` when vectors
     /// are off (no embedder).
     pub vectors: Option<(u64, u64)>,
+    /// Why the vectors were not searched for this question although they
+    /// are on (the embedder failed on it).
+    pub vectors_failed: Option<String>,
 }
 
 impl SignalsUsed {
@@ -164,6 +167,10 @@ impl SignalsUsed {
         }
         let vectors = match self.vectors {
             None => " (vectors off)".to_owned(),
+            Some(_) if self.vectors_failed.is_some() => format!(
+                " (vectors failed on this question: {})",
+                self.vectors_failed.as_deref().unwrap_or_default()
+            ),
             Some((with, of)) if with >= of => {
                 used.push("vectors");
                 String::new()
@@ -313,8 +320,8 @@ impl Project {
                 query = RetrieveQuery::from_analysis(&expanded, &classify::analyze(&expanded));
                 query.primers = primers;
             }
-            let (candidates, pins_dropped) = match self.retrieve(&query).await {
-                Ok(c) => (c, false),
+            let (retrieved, pins_dropped) = match self.retrieve_noting(&query).await {
+                Ok(r) => (r, false),
                 Err(Error::Request(_))
                     if request.unknown_pins == UnknownPins::Ignore
                         && (!query.pinned_paths.is_empty() || !query.pinned_symbols.is_empty()) =>
@@ -322,17 +329,18 @@ impl Project {
                     let mut unpinned = query.clone();
                     unpinned.pinned_paths.clear();
                     unpinned.pinned_symbols.clear();
-                    (self.retrieve(&unpinned).await?, true)
+                    (self.retrieve_noting(&unpinned).await?, true)
                 }
                 Err(err) => return Err(err),
             };
             let signals = SignalsUsed {
                 history_commits: self.history_commits() as u64,
                 vectors: self.vector_coverage(),
+                vectors_failed: retrieved.vectors_failed,
             };
             *cache = AskCache {
                 key: Some(key),
-                candidates: Arc::new(candidates),
+                candidates: Arc::new(retrieved.candidates),
                 pins_dropped,
                 expansion,
                 signals,
@@ -396,7 +404,11 @@ impl Project {
         if let Some(why) = self.why_nothing(&selected, &assembly).await? {
             assembly.report.warnings.push(why);
         }
-        if cache.signals.vectors_partial() {
+        if let Some(why) = &cache.signals.vectors_failed {
+            assembly.report.warnings.push(format!(
+                "answered without vectors: the embedder failed on this question ({why})"
+            ));
+        } else if cache.signals.vectors_partial() {
             // The prompt came from a partial index: the user should know.
             assembly
                 .report

@@ -62,5 +62,5 @@ pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};
 pub use progress::{CancelToken, Progress, ProgressSink, Stage};
 pub use project::{IndexReport, Project, ProjectConfig, Status, Until};
-pub use retrieve::{RetrieveLimits, RetrieveQuery};
+pub use retrieve::{RetrieveLimits, RetrieveQuery, Retrieved};
 pub use selection::{Completion, CompletionKind, IndexedSource, Selected, Selection, Target};

@@ -236,9 +236,27 @@ pub fn interim_score(s: &Signals) -> f32 {
     score
 }
 
+/// What one retrieval found, and which signal it had to do without.
+#[derive(Clone, Debug, Default)]
+pub struct Retrieved {
+    /// Candidates, best first by [`interim_score`].
+    pub candidates: Vec<Candidate>,
+    /// Why the question could not be embedded (an HTTP embedder down, a
+    /// model that failed), when it could not: the candidates came from the
+    /// other signals.
+    pub vectors_failed: Option<String>,
+}
+
 impl Project {
-    /// Gather candidates for `query`, best first by [`interim_score`].
+    /// Gather candidates for `query`, best first by [`interim_score`]. A
+    /// question the embedder fails on is answered without vectors (logged);
+    /// [`Project::retrieve_noting`] says so to the caller.
     pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
+        Ok(self.retrieve_noting(query).await?.candidates)
+    }
+
+    /// [`Project::retrieve`], also saying whether the vectors failed.
+    pub async fn retrieve_noting(&self, query: &RetrieveQuery) -> Result<Retrieved> {
         self.history_settled().await;
         self.catch_up().await?;
         let mut g = Gathered::default();
@@ -300,11 +318,14 @@ impl Project {
         }
 
         // Vector neighbours, when an embedder is configured and has vectors.
+        // An embedder that fails on the question costs the vectors, not the
+        // question: the other signals still answer it.
+        let mut vectors_failed = None;
         if let Some(embedder) = self.cfg.embedder.clone()
             && !query.text.trim().is_empty()
         {
             let live = Arc::clone(&self.live.read().unwrap_or_else(|e| e.into_inner()));
-            let found = tokio::task::block_in_place(|| -> Result<Vec<(ChunkId, f32)>> {
+            let searched = tokio::task::block_in_place(|| -> Result<Vec<(ChunkId, f32)>> {
                 let guard = self.vectors.read().unwrap_or_else(|e| e.into_inner());
                 let Some(index) = guard.as_ref() else {
                     return Ok(Vec::new());
@@ -319,7 +340,15 @@ impl Project {
                     return Ok(Vec::new());
                 };
                 Ok(index.search(q, limits.vector, &|id| live.contains(&id)))
-            })?;
+            });
+            let found = match searched {
+                Ok(found) => found,
+                Err(err) => {
+                    tracing::warn!(%err, "the question could not be embedded: answering without vectors");
+                    vectors_failed = Some(err.to_string());
+                    Vec::new()
+                }
+            };
             for (rank, (id, sim)) in found.into_iter().enumerate() {
                 let s = g.get(id);
                 s.vector = Some(sim);
@@ -485,7 +514,10 @@ impl Project {
                 .then_with(|| a.chunk.path.cmp(&b.chunk.path))
                 .then(a.chunk.start_line.cmp(&b.chunk.start_line))
         });
-        Ok(out)
+        Ok(Retrieved {
+            candidates: out,
+            vectors_failed,
+        })
     }
 }
 

@@ -1040,3 +1040,52 @@ async fn rust_inline_test_modules_have_the_tests_role() {
     assert_eq!(role_of("pack_greedily"), Some(loupe_assemble::Role::Code));
     assert_eq!(role_of("tests"), Some(loupe_assemble::Role::Tests));
 }
+
+/// An embedder that fails on the question costs the vectors, not the
+/// question: the other signals answer it, and the answer says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_the_embedder_fails_on_is_answered_without_vectors() {
+    let env = Env::new();
+    sample_project(&env);
+    let embedder = Arc::new(FailingEmbedder::default());
+    let p = env.open(Some(embedder.clone())).await;
+    index(&p).await;
+    let working = ask(&p, "how are items packed under a budget?").await;
+    assert_eq!(working.signals.vectors_failed, None);
+    assert!(working.signals.describe().contains("vectors"));
+
+    embedder.fail.store(true, Ordering::SeqCst);
+    let answer = ask(&p, "how are items packed under a budget?").await;
+    assert!(answer.assembly.items.iter().any(|i| i.lod.is_some()));
+    let why = answer.signals.vectors_failed.as_deref().unwrap();
+    assert!(why.contains("went away"), "{why}");
+    assert!(
+        answer.signals.describe().contains("vectors failed"),
+        "{}",
+        answer.signals.describe()
+    );
+    assert!(
+        answer
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("answered without vectors") && w.contains("went away")),
+        "{:?}",
+        answer.assembly.report.warnings
+    );
+    // The lexical candidates are the same as with vectors, less the
+    // vector-only ones: every candidate still has a non-vector signal.
+    let retrieved = p
+        .retrieve_noting(&RetrieveQuery::from_question("pack items"))
+        .await
+        .unwrap();
+    assert!(retrieved.vectors_failed.is_some());
+    assert!(!retrieved.candidates.is_empty());
+    assert!(
+        retrieved
+            .candidates
+            .iter()
+            .all(|c| c.signals.vector_rank.is_none())
+    );
+}
