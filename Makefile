@@ -7,7 +7,8 @@
 #   make mcp-test `loupe mcp` driven by the official MCP Python SDK (part of test)
 #   make fuzz     every fuzz target for FUZZ_SECS (600) seconds each (FUZZING.md; not part of test)
 #   make package  a .deb of the app (AppImage needs a download: not offline)
-#   make types    regenerate ui/src/lib/generated/ from the Rust DTOs
+#   make types    regenerate ui/src/lib/generated/ from the Rust DTOs, and the mocked UI's canned answers
+#   make ui-record  list the requests the mocked UI tests make, and have the real app answer them
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
 #   make bench-first  time to a first prompt on a fresh data dir (not part of test)
 #   make bench-peers  Loupe vs Repomix, code2prompt, yek on that corpus (installs them; not part of test)
@@ -36,7 +37,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: ui-dist bench-first train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
+.PHONY: ui-record ui-dist bench-first train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -85,10 +86,24 @@ package: deps ui-dist
 	ui/node_modules/.bin/tauri bundle --bundles deb
 	@ls -l $(TARGET_DIR)/release/bundle/deb/*.deb
 
-## types: regenerate the TS declarations of the DTOs (with `make test`'s
-## build: same packages and features, nothing compiled twice).
+## types: regenerate the TS declarations of the DTOs and the real app's
+## answers the mocked UI serves (ui/src/lib/backend/canned.json), with
+## `make test`'s build: same packages and features, nothing compiled twice.
 types: ui-dist
-	LOUPE_UPDATE_TYPES=1 $(LINTED) test --workspace $(APP_FEATURES) -- generated_typescript_is_up_to_date
+	LOUPE_UPDATE_TYPES=1 $(LINTED) test --workspace $(APP_FEATURES) -- generated_typescript_is_up_to_date canned_answers_of_the_mocked_ui
+
+## ui-record: add every request the mocked UI tests make of `assemble` to
+## ui/tests/mock/requests.json and have the real app answer them (`make
+## types`); again until a run asks nothing new (a test cut short by a
+## missing answer asks more once it has it).
+ui-record: ui-deps
+	@mkdir -p $(STAMP_DIR)
+	@for round in 1 2 3 4 5 6 7 8; do \
+	  $(MAKE) --no-print-directory types >/dev/null || exit 1; \
+	  cp ui/tests/mock/requests.json $(STAMP_DIR)/requests.before; \
+	  (cd ui && npm run build:mock >/dev/null && LOUPE_RECORD_MOCK=1 npm run test:mock 2>&1 | grep -E '^# (recorded|pass|fail)'); \
+	  if cmp -s ui/tests/mock/requests.json $(STAMP_DIR)/requests.before; then echo "round $$round asked nothing new"; exit 0; fi; \
+	done; $(MAKE) --no-print-directory types
 
 fmt:
 	$(CARGO) fmt --all -- --check

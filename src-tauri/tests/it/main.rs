@@ -12,6 +12,7 @@
 )]
 
 mod agents;
+mod canned;
 mod changes;
 mod detail;
 mod expander;

@@ -50,8 +50,8 @@ pub struct Harness {
     webview: WebviewWindow<MockRuntime>,
 }
 
-fn mock_app(data: &Path) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
-    let state = AppState::new(ProjectConfig::new(data));
+fn mock_app(config: ProjectConfig) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let state = AppState::new(config);
     let app = build_app(mock_builder(), state)
         .build(mock_context(noop_assets()))
         .unwrap();
@@ -71,7 +71,20 @@ impl Harness {
             std::fs::write(path, text).unwrap();
         }
         let data = tempfile::tempdir().unwrap();
-        let (app, webview) = mock_app(data.path());
+        let (app, webview) = mock_app(ProjectConfig::new(data.path()));
+        Self {
+            data,
+            project,
+            app,
+            webview,
+        }
+    }
+
+    /// An app over `project` (already written) opening projects with
+    /// `config` (its data root is a fresh temp folder).
+    pub fn over(project: tempfile::TempDir, config: impl FnOnce(&Path) -> ProjectConfig) -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let (app, webview) = mock_app(config(data.path()));
         Self {
             data,
             project,
@@ -83,7 +96,7 @@ impl Harness {
     /// The same project and data folders in a new app (a restart).
     pub fn restart(self) -> Self {
         let Self { data, project, .. } = self;
-        let (app, webview) = mock_app(data.path());
+        let (app, webview) = mock_app(ProjectConfig::new(data.path()));
         Self {
             data,
             project,
@@ -116,7 +129,8 @@ impl Harness {
         self.project.path()
     }
 
-    fn invoke(
+    /// Invoke `cmd`: its answer, or its error as JSON.
+    pub fn invoke(
         &self,
         cmd: &str,
         args: serde_json::Value,

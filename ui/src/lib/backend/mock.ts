@@ -1,18 +1,27 @@
-// An in-memory backend for `vite build --mode mock`: deterministic data,
-// scenarios picked by the opened path, and a call log on `window.__loupeMock`
-// that the Playwright tests read. Never part of the production bundle.
+// An in-memory backend for `vite build --mode mock`: scenarios picked by the
+// opened path, and a call log on `window.__loupeMock` that the Playwright
+// tests read. Never part of the production bundle.
+//
+// Assemblies are not made here: `canned.json` holds the real app's answers
+// (written by `make types` from `src-tauri/tests/it/canned.rs`) to every
+// request the tests make, on the fixture `tests/fixtures/panel`. A request
+// without a canned answer fails with `bad_request` and is reported to the
+// test harness (`make ui-record` records the new ones).
 //
 //   …missing…  → open fails with `bad_project`
-//   …/many     → 2,000 candidates
-//   …/long     → a candidate with a very long path
-//   …/empty    → no candidates
+//   …/many     → 2,000 rows (the canned rows repeated: the table's scale)
+//   …/big      → 400 rows of ~250-token Rust documents (the highlighting bench)
+//   …/long     → a row with a very long path first
 //   …/slow     → indexing takes ~5 s of progress and can be cancelled
 //   …/team     → a project with a `.loupe.toml` (budget 3000, one bad key)
-//   otherwise  → 12 candidates over src/, tests/ and docs/
+//   …/stale    → the fixture with src/pack.rs changed since it was indexed
+//   …/secret   → the fixture with a key to redact
+//   …/staged   → the vectors arrive ~5 s after the lexical stage
+//   otherwise  → the fixture as it is
 // A question containing "fail" makes `assemble` fail with `bad_request`.
 // Tests make an agent's `loupe mcp` call with
-// `window.__loupeMock.agentCall(question, knobs)`; it is assembled by the
-// mock as the call would be and listed by `agentRequests`.
+// `window.__loupeMock.agentCall(question, knobs)`; it is answered as the
+// call would be and listed by `agentRequests`.
 // Pins, bans, saved knobs, presets and recent projects live in
 // localStorage, so a reload behaves like a restart; tests fire watcher
 // events with `window.__loupeMock.emitWatch(event)`.
@@ -29,15 +38,16 @@ import {
   type StatusDto,
   type MapViewDto,
   type ExpanderDto,
+  type ModelDto,
   type PresetDto,
   type QuestionTypeDto,
   type RecentDto,
   type RowDto,
-  type RowStatus,
   type SelectionDto,
   type TargetDto,
   type WatchEventDto,
 } from './types';
+import cannedFile from './canned.json';
 
 interface Call {
   cmd: string;
@@ -45,6 +55,8 @@ interface Call {
 }
 declare global {
   interface Window {
+    /** Set by the test harness: told of every request looked up in the canned answers. */
+    __loupeAsked?: (request: CannedRequest, key: string, found: boolean) => void;
     __loupeMock: {
       calls: Call[];
       copied: string[];
@@ -67,7 +79,7 @@ window.__loupeMock = {
   agentCall(question, over = {}) {
     const root = openRoot;
     const knobs = { ...structuredClone(agentKnobsSaved ?? teamKnobs(root).knobs), budget: 4000, ...over };
-    const got = mockAssemble(root, question, knobs);
+    const got = cannedAssembly(root, question, knobs, { pinned: [], banned: [] }, null);
     const n = agentCalls.length;
     agentCalls.push({
       knobs,
@@ -110,62 +122,77 @@ function store(key: string, value: unknown) {
 const log = (cmd: string, args: unknown) =>
   window.__loupeMock.calls.push({ cmd, args: JSON.parse(JSON.stringify(args ?? null)) });
 
-const DEFAULT_KNOBS: KnobsDto = {
-  model: 'gpt-4o',
-  models: [],
-  budget: null,
-  budget_unit: 'tokens',
-  path_weights: [],
-  // The real default is AGENTS.md and friends; the mock's fixture has a README.
-  primers: ['README.md'],
-  primer_boost: 0.25,
-  k: null,
-  lod: true,
-  format: 'xml',
-  recency_weight: 0.05,
-  recency_half_life_days: 30,
-  min_score: null,
-  answer_reserve: 4096,
-  toggles: { sources: true, scores: false, structured: false, lost_in_middle: false, diff_as_code: false },
-  sanitize: true,
-  redact_secrets: true,
-  intent: null,
-  question_type: null,
-  instructions: {},
-};
-const MODEL_BUDGET = 8000;
-/** The mock's built-in preambles (the real ones are the engine's). */
-const BUILTIN_INSTRUCTIONS: Partial<Record<QuestionTypeDto, string>> = {
-  implementation: 'Give concrete code.',
-  architectural: 'Give the big picture.',
-  debugging: 'Find the root cause.',
-  code_explanation: 'Answer using the code below.',
-  feature_request: 'Plan the feature.',
-  review: 'Review this change.',
-};
-
-interface Candidate {
-  path: string;
-  symbol: string | null;
-  relevance: number;
-  tokens: number;
+/** A request as the canned answers are keyed: what the real app assembles from. */
+interface CannedRequest {
+  project: string;
+  question: string;
+  knobs: KnobsDto;
+  selection: SelectionDto;
+  change: string | null;
 }
+interface CannedChunk {
+  id: number;
+  start_line: number;
+  end_line: number;
+  symbol: string | null;
+  language: string;
+}
+interface CannedFile {
+  path: string;
+  tokens: number;
+  chunks: CannedChunk[];
+}
+interface Canned {
+  models: ModelDto[];
+  builtin_instructions: Partial<Record<QuestionTypeDto, string>>;
+  default_knobs: KnobsDto;
+  projects: Record<string, CannedFile[]>;
+  answers: { request: CannedRequest; answer?: AssemblyDto; error?: { code: string; message: string } }[];
+}
+const canned = cannedFile as unknown as Canned;
+
+/** JSON with every object's keys sorted: the same request, the same key. */
+function stable(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stable(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+const answers = new Map(canned.answers.map((a) => [stable(a.request), a]));
+
+const DEFAULT_KNOBS: KnobsDto = canned.default_knobs;
+const BUILTIN_INSTRUCTIONS = canned.builtin_instructions;
 
 /** Projects of the staged scenario whose vectors have landed. */
 const vectorsLanded = new Set<string>();
 
+/** Which fixture variant a scenario's root is served from. */
+function projectOf(root: string): string {
+  if (root.endsWith('/stale')) return 'stale';
+  if (root.endsWith('/secret')) return 'secret';
+  if (root.endsWith('/staged')) return vectorsLanded.has(root) ? 'staged-vectors' : 'staged';
+  return 'panel';
+}
+
 /** A project's status as the mock keeps it. */
 function statusOf(root: string): StatusDto {
-  const n = candidatesFor(root).length;
+  const files = filesOf(root);
   const ready = !root.endsWith('/staged') || vectorsLanded.has(root);
+  const chunks = files.reduce((n, f) => n + f.chunks.length, 0);
   return {
     root,
-    files: n,
-    chunks: n,
+    files: files.length,
+    chunks,
     generation: 1,
     vectors_ready: ready,
     vector_model: 'loupe-code',
-    vector_chunks: ready ? n : 0,
+    vector_chunks: ready ? chunks : 0,
     diagnostics: 1,
     recovered: [],
     history_commits: 128,
@@ -173,76 +200,109 @@ function statusOf(root: string): StatusDto {
   };
 }
 
-function candidatesFor(root: string): Candidate[] {
-  if (root.endsWith('/empty')) return [];
-  if (root.endsWith('/big')) {
-    // The highlighting benchmark's project: 400 Rust chunks of ~250 tokens.
-    return Array.from({ length: 400 }, (_, i) => ({
-      path: `src/part_${Math.floor(i / 20)}/unit_${i}.rs`,
-      symbol: `handle_${i}`,
-      relevance: 1 - i / 400,
-      tokens: 250,
+/** The indexed files: the fixture's, or many made-up ones for the scale scenarios. */
+function filesOf(root: string): CannedFile[] {
+  const made = (n: number, path: (i: number) => string, tokens: (i: number) => number, symbol: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => ({
+      path: path(i),
+      tokens: tokens(i),
+      chunks: [{ id: i + 1, start_line: 1, end_line: 9, symbol: symbol(i), language: 'rust' }],
     }));
+  if (root.endsWith('/big')) {
+    return made(400, (i) => `src/part_${Math.floor(i / 20)}/unit_${i}.rs`, () => 250, (i) => `handle_${i}`);
   }
   if (root.endsWith('/many')) {
-    return Array.from({ length: 2000 }, (_, i) => ({
-      path: `src/module_${Math.floor(i / 10)}/file_${i}.rs`,
-      symbol: `function_${i}`,
-      relevance: 1 - i / 2000,
-      tokens: 40 + (i % 7) * 10,
-    }));
+    return made(2000, (i) => `src/module_${Math.floor(i / 10)}/file_${i}.rs`, (i) => 40 + (i % 7) * 10, (i) => `function_${i}`);
   }
-  const base: Candidate[] = [
-    ['src/pack.rs', 'pack_items', 0.9, 300],
-    ['src/render.rs', 'render', 0.7, 250],
-    ['src/rank.rs', 'rank', 0.65, 400],
-    ['src/fit.rs', 'fit', 0.6, 350],
-    ['src/guard.rs', 'guard', 0.5, 500],
-    ['tests/pack_test.rs', 'pack_items_respects_budget', 0.55, 200],
-    ['tests/render_test.rs', 'renders_xml', 0.45, 220],
-    ['docs/packing.md', null, 0.4, 180],
-    ['docs/knobs.md', null, 0.35, 260],
-    ['src/models.rs', 'builtin', 0.3, 150],
-    ['src/tokens.rs', 'count', 0.25, 120],
-    ['README.md', null, 0.2, 400],
-  ].map(([path, symbol, relevance, tokens]) => ({
-    path: path as string,
-    symbol: symbol as string | null,
-    relevance: relevance as number,
-    tokens: tokens as number,
-  }));
-  // The staged-readiness scenario: one chunk only the vectors find (last,
-  // so the others keep their ids, as chunk ids do).
-  if (root.endsWith('/staged') && vectorsLanded.has(root)) {
-    base.push({ path: 'src/steal.rs', symbol: 'steal_work', relevance: 0.85, tokens: 300 });
-  }
-  if (root.endsWith('/long')) {
-    const deep = Array.from({ length: 24 }, (_, i) => `very_long_directory_name_${i}`).join('/');
-    base.unshift({ path: `${deep}/worker.rs`, symbol: 'deep', relevance: 0.95, tokens: 100 });
-  }
-  return base;
+  return canned.projects[projectOf(root)] ?? [];
 }
 
-function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob.charAt(i);
-    if (c === '*' && glob[i + 1] === '*') {
-      re += '.*';
-      i++;
-      if (glob[i + 1] === '/') i++;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+/** The canned answer to a request, as the real app gave it (or its error). */
+function cannedAssembly(root: string, question: string, knobs: KnobsDto, selection: SelectionDto, change: string | null): AssemblyDto {
+  // The highlighting bench's prompt is made up whatever it asks: the
+  // default question's rows are only its template.
+  const request: CannedRequest = root.endsWith('/big')
+    ? { project: 'panel', question: 'how does packing work?', knobs: DEFAULT_KNOBS, selection: { pinned: [], banned: [] }, change: null }
+    : { project: projectOf(root), question, knobs, selection, change };
+  const key = stable(request);
+  const found = answers.get(key);
+  window.__loupeAsked?.(JSON.parse(key) as CannedRequest, key, found !== undefined);
+  if (!found) {
+    throw new BackendError('bad_request', 'the mock has no canned answer for this request: run `make ui-record`');
   }
-  return new RegExp(`^${re}$`);
+  if (found.error) throw new BackendError(found.error.code as never, found.error.message);
+  const answer = structuredClone(found.answer) as AssemblyDto;
+  if (root.endsWith('/many') || root.endsWith('/big')) return scaled(answer, filesOf(root), root.endsWith('/big'));
+  if (root.endsWith('/long')) {
+    const deep = Array.from({ length: 24 }, (_, i) => `very_long_directory_name_${i}`).join('/');
+    const first = answer.rows[0];
+    if (first) {
+      answer.rows.unshift({ ...structuredClone(first), id: 1_000_000, path: `${deep}/worker.rs`, start_line: 1, end_line: 9 });
+      answer.rows.forEach((r, i) => (r.rank = i + 1));
+    }
+  }
+  return answer;
+}
+
+/** A canned answer stretched over many files: its rows repeated, one per
+ * file, each keeping its status (the table's and the highlighter's scale,
+ * not a ranking). The big scenario's prompt holds every row's document. */
+function scaled(answer: AssemblyDto, files: CannedFile[], big: boolean): AssemblyDto {
+  const base = answer.rows.filter((r) => r.status !== 'banned');
+  if (base.length === 0) return answer;
+  answer.rows = files.map((f, i): RowDto => {
+    const r = structuredClone(base[i % base.length] as RowDto);
+    const c = f.chunks[0] as CannedChunk;
+    return {
+      ...r,
+      id: c.id,
+      rank: i + 1,
+      path: f.path,
+      symbol: c.symbol,
+      language: 'rust',
+      start_line: c.start_line,
+      end_line: c.end_line,
+      status: big ? 'included' : r.status,
+      tokens: big || r.status === 'included' ? f.tokens : 0,
+    };
+  });
+  if (big) {
+    const docs = answer.rows.map((r) => `<document source="@${r.path}:${r.start_line}-${r.end_line}">\n${bigDocument(r.symbol ?? 'item')}</document>`);
+    answer.prompt = ['<documents>', ...docs, '</documents>', '<question>how does packing work?</question>'].join('\n');
+  }
+  return answer;
+}
+
+/** ~250 tokens of Rust: the highlighting benchmark's documents. */
+function bigDocument(f: string): string {
+  return [
+    `/// Handles one request for ${f}: parses it, checks the limits, answers.`,
+    `pub fn ${f}(req: &Request, limits: &Limits) -> Result<Response, Error> {`,
+    `    let body = std::str::from_utf8(&req.body).map_err(|e| Error::Utf8(e.to_string()))?;`,
+    `    if body.len() > limits.max_body { return Err(Error::TooLarge { len: body.len() }); }`,
+    `    let mut out = Vec::with_capacity(16);`,
+    `    for (i, line) in body.lines().enumerate() {`,
+    `        /* skip blank lines and comments */`,
+    `        if line.trim().is_empty() || line.starts_with('#') { continue; }`,
+    `        out.push(format!("{i}: {}", line.trim()));`,
+    `    }`,
+    `    // Answer in the order the lines came; an empty body is an error.`,
+    `    if out.is_empty() {`,
+    `        return Err(Error::Empty { hint: format!("no lines in {} bytes", body.len()) });`,
+    `    }`,
+    `    let total: usize = out.iter().map(|l| l.len()).sum();`,
+    `    tracing::debug!(lines = out.len(), bytes = total, "answered");`,
+    `    Ok(Response { status: 200, lines: out, note: "ok".to_string() })`,
+    `}`,
+    '',
+  ].join('\n');
 }
 
 // The token map from the mock's candidates: a file's status is the best
 // its rows got (the real rules are the engine's `map.rs`; this only has
 // to give the map component every status to draw).
 const MAP_ORDER: MapStatusDto[] = ['included', 'degraded', 'banned', 'dropped', 'hidden', 'not_retrieved'];
-function mapOf(cands: Candidate[], rows: RowDto[] | null): MapNodeDto {
+function mapOf(cands: CannedFile[], rows: RowDto[] | null): MapNodeDto {
   const node = (name: string, path: string, file: boolean): MapNodeDto => ({
     name, path, file, tokens: 0, files: 0, status: null, why: null, counts: null, children: [], folded: 0, folded_tokens: 0,
   });
@@ -299,215 +359,14 @@ function cut(n: MapNodeDto, view: MapViewDto, depth = view.depth): MapNodeDto {
   };
 }
 
-/** The engine's verdict sentence (`report::Verdict::describe`) for the mock's rows. */
-function verdictOf(rows: RowDto[], droppedSize: number, unit: string): string {
-  const inside = rows.filter((r) => r.status === 'included' || r.status === 'degraded').length;
-  const kinds = new Map<string, number>();
-  for (const r of rows.filter((x) => x.status === 'dropped' || x.status === 'hidden')) {
-    const kind = r.status === 'hidden' ? 'hidden by a path weight' : (r.reason ?? '').startsWith('over budget') ? 'over budget' : (r.reason ?? '');
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+/** The chunk `id` of a project, with its file. */
+function chunkOf(root: string, id: number): { file: CannedFile; chunk: CannedChunk } | null {
+  for (const file of filesOf(root)) {
+    const chunk = file.chunks.find((c) => c.id === id);
+    if (chunk) return { file, chunk };
   }
-  const out = [...kinds].sort((a, b) => b[1] - a[1]);
-  const total = out.reduce((t, [, n]) => t + n, 0);
-  const head = `${droppedSize > 0 ? 'Truncated' : 'Fits'}: ${inside} in the prompt`;
-  const left = total === 0 ? '; nothing left out.' : `; ${total} left out: ${out.map(([k, n]) => `${n} ${k}`).join(', ')}.`;
-  return head + left + (droppedSize > 0 ? ` The over-budget ones need ${droppedSize} ${unit} more.` : '');
+  return null;
 }
-
-// The index's language names by extension, as far as the mock's files go.
-function languageOf(path: string): string {
-  return path.endsWith('.rs') ? 'rust' : path.endsWith('.md') ? 'markdown' : 'text';
-}
-/** A document's body in the mock prompt: a line of code in its language. */
-function codeOf(r: RowDto): string {
-  if (r.path.startsWith('src/part_')) {
-    // ~250 tokens of Rust: the benchmark's documents.
-    const f = r.symbol ?? 'item';
-    return [
-      `/// Handles one request for ${f}: parses it, checks the limits, answers.`,
-      `pub fn ${f}(req: &Request, limits: &Limits) -> Result<Response, Error> {`,
-      `    let body = std::str::from_utf8(&req.body).map_err(|e| Error::Utf8(e.to_string()))?;`,
-      `    if body.len() > limits.max_body { return Err(Error::TooLarge { len: body.len() }); }`,
-      `    let mut out = Vec::with_capacity(16);`,
-      `    for (i, line) in body.lines().enumerate() {`,
-      `        /* skip blank lines and comments */`,
-      `        if line.trim().is_empty() || line.starts_with('#') { continue; }`,
-      `        out.push(format!("{i}: {}", line.trim()));`,
-      `    }`,
-      `    // Answer in the order the lines came; an empty body is an error.`,
-      `    if out.is_empty() {`,
-      `        return Err(Error::Empty { hint: format!("no lines in {} bytes", body.len()) });`,
-      `    }`,
-      `    let total: usize = out.iter().map(|l| l.len()).sum();`,
-      `    tracing::debug!(lines = out.len(), bytes = total, "answered");`,
-      `    Ok(Response { status: 200, lines: out, note: "ok".to_string() })`,
-      `}`,
-      '',
-    ].join('\n');
-  }
-  if (r.language === 'rust') return `pub fn ${r.symbol ?? 'item'}(items: &[u32]) -> usize { /* … */ 0 }\n`;
-  if (r.language === 'markdown') return `# ${r.path}\n`;
-  return `${r.path}\n`;
-}
-
-/** The preamble of the mock's question type: the user's own, else the built-in. */
-function instructionsFor(knobs: KnobsDto): string {
-  const kind = knobs.question_type ?? 'code_explanation';
-  return knobs.instructions[kind]?.trim() || BUILTIN_INSTRUCTIONS[kind] || '';
-}
-
-function mockAssemble(root: string, question: string, knobs: KnobsDto): AssemblyDto {
-  const rules = knobs.path_weights
-    .filter((w) => w.glob.trim() !== '')
-    .map((w) => ({ ...w, re: globToRegExp(w.glob.trim()) }));
-  const custom = knobs.models.find((m) => m.name.trim().toLowerCase() === knobs.model);
-  const budget = knobs.budget ?? custom?.default_budget ?? MODEL_BUDGET;
-  const sel = selectionOf(root);
-  const markOf = (c: Candidate, i: number) => {
-    const hit = (t: TargetDto) =>
-      t.kind === 'folder'
-        ? c.path.startsWith(`${t.path}/`)
-        : t.path === c.path && (t.kind === 'file' || t.start_line === startLine(i));
-    const pin = sel.pinned.find(hit);
-    if (pin) return { mark: 'pin' as const, target: pin };
-    const ban = sel.banned.find(hit);
-    return ban ? { mark: 'ban' as const, target: ban } : null;
-  };
-  const all = candidatesFor(root).map((c, i) => ({ c, i, marked: markOf(c, i) }));
-  const scored = all
-    .filter((x) => x.marked?.mark !== 'ban')
-    .map(({ c, i, marked }) => {
-      const rule = rules.find((r) => r.re.test(c.path));
-      const pathWeight = rule ? rule.weight : 1;
-      const name = c.path.split('/').pop() ?? c.path;
-      const primer = knobs.primers.some((p) => p === name || p === c.path) ? knobs.primer_boost : 0;
-      const pinned = marked?.mark === 'pin';
-      const score = pinned ? 1 : Math.min(0.9, (c.relevance + primer) * pathWeight);
-      return { c, i, rule, pathWeight, primer, score, pinned, marked };
-    });
-  scored.sort((a, b) => b.score - a.score);
-  let used = 200;
-  let dropped = 0;
-  let droppedSize = 0;
-  const rows: RowDto[] = scored.map((s, rank) => {
-    let status: RowStatus = 'included';
-    let reason: string | null = null;
-    if (s.pinned) used += s.c.tokens;
-    else if (s.pathWeight === 0 && s.rule) {
-      status = 'hidden';
-      reason = `hidden by path weight ${s.rule.glob.trim()}`;
-    } else if (knobs.min_score !== null && s.score < knobs.min_score) {
-      status = 'dropped';
-      reason = 'below the minimum score';
-    } else if (used + s.c.tokens > budget) {
-      status = 'dropped';
-      reason = `over budget (needs ${s.c.tokens})`;
-    } else used += s.c.tokens;
-    if (status !== 'included') {
-      dropped++;
-      if (status === 'dropped') droppedSize += s.c.tokens;
-    }
-    const rel = s.c.relevance;
-    return {
-      id: s.i + 1,
-      rank: rank + 1,
-      path: s.c.path,
-      start_line: startLine(s.i),
-      end_line: startLine(s.i) + 8,
-      symbol: s.c.symbol,
-      language: languageOf(s.c.path),
-      section: s.c.path.startsWith('docs/') ? 'retrieved_docs' : 'retrieved_code',
-      score: {
-        score: s.score,
-        lexical: rel * 0.5,
-        vector: rel * 0.3,
-        symbol: rel * 0.2,
-        graph: 0,
-        path_terms: 0,
-        file: rel * 0.1,
-        history: 0,
-        primer: s.primer,
-        recency: 0,
-        multiplier: s.pathWeight,
-        path_weight: s.pathWeight,
-        path_rule: s.rule ? s.rule.glob.trim() : null,
-        pinned: s.pinned,
-      },
-      lod: status === 'included' ? 0 : null,
-      tokens: status === 'included' ? s.c.tokens : 0,
-      status,
-      reason,
-      marked: s.marked,
-    };
-  });
-  for (const b of all.filter((x) => x.marked?.mark === 'ban')) {
-    rows.push({
-      id: b.i + 1,
-      rank: rows.length + 1,
-      path: b.c.path,
-      start_line: startLine(b.i),
-      end_line: startLine(b.i) + 8,
-      symbol: b.c.symbol,
-      language: languageOf(b.c.path),
-      section: '',
-      score: { score: 0, lexical: 0, vector: 0, symbol: 0, graph: 0, path_terms: 0, file: 0, history: 0, primer: 0, recency: 0, multiplier: 0, path_weight: 0, path_rule: null, pinned: false },
-      lod: null,
-      tokens: 0,
-      status: 'banned',
-      reason: 'banned by you',
-      marked: b.marked,
-    });
-  }
-  const included = rows.filter((r) => r.status === 'included');
-  const source = (r: RowDto) => (knobs.toggles.sources ? ` source="@${r.path}:${r.start_line}-${r.end_line}"` : '');
-  const secret = knobs.redact_secrets ? '[REDACTED:aws-access-key]' : 'AKIAIOSFODNN7EXAMPLF';
-  const prompt = [
-    `<instructions>${instructionsFor(knobs)}</instructions>`,
-    '<documents>',
-    ...included.slice(0, 200).map((r) => `<document${source(r)}>\n${codeOf(r)}</document>`),
-    '</documents>',
-    root.endsWith('/secret') ? `<document>key = ${secret}</document>` : '',
-    `<question>${question}</question>`,
-  ].join('\n');
-  const stale = root.endsWith('/stale') ? ['src/pack.rs'] : [];
-  const missing = sel.pinned.filter((t) => !all.some((x) => x.c.path === t.path));
-  return {
-    rows,
-    prompt,
-    report: {
-      model: knobs.model,
-      unit: knobs.budget_unit,
-      budget,
-      usable: budget,
-      answer_reserve: knobs.answer_reserve,
-      used,
-      was_truncated: rows.some((r) => r.status === 'dropped'),
-      dropped_count: dropped,
-      dropped_size: droppedSize,
-      sections: [
-        { section: 'instructions', size: 120 },
-        { section: 'retrieved_code', size: used - 200 },
-        { section: 'question', size: 80 },
-      ],
-      joins: 0,
-      verdict: verdictOf(rows, droppedSize, knobs.budget_unit),
-      question_type: knobs.question_type ?? 'code_explanation',
-      intent: knobs.intent ?? 'code',
-      categories: ['architecture'],
-      warnings: [
-        ...missing.map((t) => `pinned ${t.path} names nothing in the index now`),
-        ...stale.map((p) => `stale: ${p} changed since it was indexed`),
-      ],
-      redactions: root.endsWith('/secret') && knobs.redact_secrets ? 1 : 0,
-    },
-    stale,
-    agent_match: null,
-    change: null,
-    search_terms: null,
-  };
-}
-
-const startLine = (i: number) => 1 + (i % 50) * 10;
 
 function selectionOf(root: string): SelectionDto {
   return stored(`selection:${root}`, { pinned: [], banned: [] });
@@ -526,27 +385,17 @@ function sourceOf(path: string): string {
 
 /** What `assemble` answers, without logging a call (the token map asks it too). */
 function answer(root: string, question: string, knobs: KnobsDto, agentRequest: string | null, change: string | null): AssemblyDto {
-  if (change && !['unstaged', 'staged'].includes(change) && !/^\S+\.\.\S+$/.test(change)) {
-    throw new BackendError('bad_request', `change "${change}": expected \`unstaged\`, \`staged\` or a range \`BASE..HEAD\``);
-  }
   if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
   if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
-  const result = mockAssemble(root, question || 'Review this change.', knobs);
-  if (change) {
-    // The changed hunk of src/pack.rs is pinned; the diff leads the prompt.
-    const spec = change === 'unstaged' || change === 'staged' ? `${change} changes` : change;
-    result.change = { spec, files: 2, hunks: 3, added_lines: 7, pinned: 1 };
-    const pack = result.rows.find((r) => r.path === 'src/pack.rs');
-    if (pack) pack.score = { ...pack.score, score: 1, pinned: true };
-    const hunk = knobs.toggles.diff_as_code ? '+ 12 |     used += item;' : '+    used += item;';
-    result.prompt = `<diff>\n${hunk}\n</diff>\n${result.prompt}`;
-  }
-  if (agentRequest) {
-    const call = agentCalls.find((c) => c.dto.id === agentRequest);
-    if (!call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
-    result.agent_match = call.prompt === result.prompt;
-  }
-  // The secondary LLM, when on: canned terms; a question with @mentions is not sent.
+  // An agent's call is re-asked with its own pins, bans and change (none here).
+  const call = agentRequest ? agentCalls.find((c) => c.dto.id === agentRequest) : null;
+  if (agentRequest && !call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
+  const result = call
+    ? cannedAssembly(root, question, knobs, { pinned: [], banned: [] }, null)
+    : cannedAssembly(root, question, knobs, selectionOf(root), change);
+  if (call) result.agent_match = call.prompt === result.prompt;
+  // The secondary LLM, when on: made-up terms (the real ones come from an
+  // endpoint); a question with @mentions is not sent.
   const expander = stored<ExpanderDto | null>('expander', null);
   if (expander && !agentRequest) {
     result.search_terms = question.includes('@')
@@ -598,7 +447,7 @@ export const mockBackend: Backend = {
     }
     onProgress({ stage: 'done', done: 1, total: 1, elapsed_ms: elapsed() });
     await sleep(60);
-    const n = candidatesFor(path).length;
+    const n = filesOf(path).length;
     return {
       status: statusOf(path),
       files_changed: n,
@@ -628,10 +477,7 @@ export const mockBackend: Backend = {
     return [{ path: 'assets/logo.bin', kind: 'binary', message: 'binary file (NUL byte)' }];
   },
   async models() {
-    return [
-      { name: 'gpt-4o', context_window: 128000, default_budget: MODEL_BUDGET, encoding: 'o200k_base', safety_margin: 0, exact: true },
-      { name: 'claude-sonnet-4', context_window: 200000, default_budget: 12000, encoding: 'cl100k_base', safety_margin: 0.15, exact: false },
-    ];
+    return structuredClone(canned.models);
   },
   async builtinInstructions() {
     return { ...BUILTIN_INSTRUCTIONS };
@@ -652,7 +498,7 @@ export const mockBackend: Backend = {
       { line: 2, ask: 'how does packing work?', expect: 'src/pack.rs' },
       { line: 6, ask: 'where are the tests?', expect: 'tests/pack_test.rs' },
     ].map((g) => {
-      const a = mockAssemble(root, g.ask, knobs);
+      const a = cannedAssembly(root, g.ask, knobs, selectionOf(root), null);
       const row = a.rows.find((r) => r.path === g.expect);
       const found = row?.status === 'included' || row?.status === 'degraded';
       return {
@@ -683,7 +529,7 @@ export const mockBackend: Backend = {
     if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
     const asked = question.trim() !== '' || change !== null || agentRequest !== null;
     const rows = asked ? answer(root, question, knobs, agentRequest, change).rows : [];
-    const node = findNode(mapOf(candidatesFor(root), asked ? rows : null), view.under);
+    const node = findNode(mapOf(filesOf(root), asked ? rows : null), view.under);
     if (!node) throw new BackendError('bad_request', `"${view.under}" is not an indexed folder or file of ${root}`);
     return cut(node, view);
   },
@@ -732,7 +578,8 @@ export const mockBackend: Backend = {
   async mark(root, target, mark) {
     log('mark', { root, target, mark });
     const sel = selectionOf(root);
-    const same = (t: TargetDto) => JSON.stringify(t) === JSON.stringify(target);
+    // Key order differs between the UI's targets and the canned rows' own.
+    const same = (t: TargetDto) => stable(t) === stable(target);
     sel.pinned = sel.pinned.filter((t) => !same(t));
     sel.banned = sel.banned.filter((t) => !same(t));
     if (mark === 'pin') sel.pinned.push(target);
@@ -789,36 +636,37 @@ export const mockBackend: Backend = {
   },
   async chunkDetail(root, id, lod, knobs) {
     log('chunk_detail', { root, id, lod, knobs });
-    const i = id - 1;
-    const c = candidatesFor(root)[i];
-    if (!c) throw new BackendError('bad_request', `chunk ${id} is no longer in the index`);
-    const start = startLine(i);
+    const found = chunkOf(root, id);
+    if (!found) throw new BackendError('bad_request', `chunk ${id} is no longer in the index`);
+    const { file, chunk: c } = found;
+    // Made-up text: the canned index has the chunks' places, not their bodies.
     const body = lod >= 4 ? `fn ${c.symbol ?? 'item'}(…) { … }` : `fn ${c.symbol ?? 'item'}() {\n    // the whole body\n}`;
     return {
       id,
-      path: c.path,
-      start_line: start,
-      end_line: start + 8,
+      path: file.path,
+      start_line: c.start_line,
+      end_line: c.end_line,
       symbol: c.symbol,
       lod,
       rendered: body,
       redactions: 0,
-      source: root.endsWith('/unreadable') ? null : sourceOf(c.path),
-      source_error: root.endsWith('/unreadable') ? `reading ${c.path}: permission denied` : null,
-      stale: root.endsWith('/stale') && c.path === 'src/pack.rs',
+      source: root.endsWith('/unreadable') ? null : sourceOf(file.path),
+      source_error: root.endsWith('/unreadable') ? `reading ${file.path}: permission denied` : null,
+      stale: root.endsWith('/stale') && file.path === 'src/pack.rs',
     };
   },
   async complete(root, typed, limit) {
     log('complete', { root, typed, limit });
     const needle = typed.replace(/^@/, '').toLowerCase();
     if (!needle) return [];
-    const cands = candidatesFor(root);
-    const files: CompletionDto[] = cands
-      .filter((c) => c.path.toLowerCase().includes(needle))
-      .map((c) => ({ kind: 'file', value: c.path }));
-    const symbols: CompletionDto[] = cands
-      .filter((c) => c.symbol?.toLowerCase().includes(needle))
-      .map((c) => ({ kind: 'symbol', value: c.symbol ?? '' }));
+    const indexed = filesOf(root);
+    const files: CompletionDto[] = indexed
+      .filter((f) => f.path.toLowerCase().includes(needle))
+      .map((f) => ({ kind: 'file', value: f.path }));
+    const names = new Set(indexed.flatMap((f) => f.chunks.map((c) => c.symbol ?? '')));
+    const symbols: CompletionDto[] = [...names]
+      .filter((n) => n.toLowerCase().includes(needle))
+      .map((n) => ({ kind: 'symbol', value: n }));
     return [...files, ...symbols].slice(0, limit);
   },
   async watchProject(root, onEvent) {
