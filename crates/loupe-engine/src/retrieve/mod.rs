@@ -1,0 +1,222 @@
+//! Retrieval: from a question to candidates with their raw signals — the
+//! union of BM25 hits, vector neighbours, symbol-name matches, explicitly
+//! mentioned paths, pinned items and one-hop graph neighbours of the best hits.
+//!
+//! Does not rank for the prompt (that is `loupe_assemble::rank`); the order
+//! returned here is an interim reciprocal-rank fusion so that a plain search
+//! is useful on its own.
+//!
+//! One module per signal, each adding what it found to the candidates
+//! gathered so far: [`bm25`] (chunks and whole files), [`history`] (files
+//! past commits like the question changed), [`vectors`], [`symbols`]
+//! (defined names), [`mentions`] (paths named or pinned, pinned symbols,
+//! primers) and, last, [`graph`] (one hop from the best of the rest).
+
+mod bm25;
+mod graph;
+mod history;
+mod mentions;
+mod symbols;
+mod vectors;
+
+pub(crate) use mentions::PrimerMemo;
+pub use symbols::{Definitions, NameLookup};
+
+use crate::Result;
+use crate::project::Project;
+use loupe_assemble::classify::{MentionKind, QueryAnalysis};
+use loupe_assemble::{Candidate, ChunkId, Signals};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Reciprocal-rank-fusion constant from Cormack et al. (2009).
+const RRF_K: f32 = 60.0;
+/// Primer files, found at any depth (SourcePrep's defaults).
+pub const DEFAULT_PRIMERS: &[&str] = &["AGENTS.md", "PREP_PRIMER.md", "PROJECT_PRIMER.md"];
+
+/// How many hits each source contributes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetrieveLimits {
+    /// BM25 hits.
+    pub bm25: usize,
+    /// Vector neighbours.
+    pub vector: usize,
+    /// Chunks per matched symbol name.
+    pub per_symbol: usize,
+    /// Top fused hits whose graph neighbours are added.
+    pub graph_seeds: usize,
+    /// Chunks per explicitly mentioned path.
+    pub per_path: usize,
+    /// Files ranked by whole-file BM25.
+    pub files: usize,
+    /// Files ranked by the past commits most like the question.
+    #[serde(default = "default_history_files")]
+    pub history: usize,
+}
+
+fn default_history_files() -> usize {
+    RetrieveLimits::default().history
+}
+
+impl Default for RetrieveLimits {
+    fn default() -> Self {
+        Self {
+            bm25: 200,
+            vector: 50,
+            per_symbol: 8,
+            graph_seeds: 8,
+            per_path: 40,
+            files: 50,
+            history: 20,
+        }
+    }
+}
+
+/// What to look for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetrieveQuery {
+    /// The question as typed (BM25 and vectors use it whole).
+    pub text: String,
+    /// Identifiers found in the question (symbol matching).
+    pub identifiers: Vec<String>,
+    /// Paths (or path suffixes) found in the question.
+    pub paths: Vec<String>,
+    /// Paths the user pinned (`@path`).
+    pub pinned_paths: Vec<String>,
+    /// Symbols the user pinned (`@symbol`).
+    pub pinned_symbols: Vec<String>,
+    /// Primer file names; `None` means [`DEFAULT_PRIMERS`].
+    pub primers: Option<Vec<String>>,
+    /// Per-source limits.
+    pub limits: RetrieveLimits,
+}
+
+impl RetrieveQuery {
+    /// Analyse a question (identifiers, paths, `@` mentions) into a query
+    /// with default limits.
+    pub fn from_question(text: &str) -> Self {
+        let analysis = loupe_assemble::classify::analyze(text);
+        Self::from_analysis(text, &analysis)
+    }
+
+    /// Build a query from an existing analysis of `text`.
+    pub fn from_analysis(text: &str, analysis: &QueryAnalysis) -> Self {
+        let mut q = Self {
+            text: text.to_owned(),
+            ..Self::default()
+        };
+        q.identifiers = analysis.identifiers.clone();
+        q.paths = analysis
+            .paths
+            .iter()
+            .map(|p| strip_line_suffix(p).to_owned())
+            .collect();
+        for m in &analysis.mentions {
+            match m.kind {
+                MentionKind::Path => q.pinned_paths.push(m.value.clone()),
+                MentionKind::Symbol => q.pinned_symbols.push(m.value.clone()),
+            }
+        }
+        q
+    }
+}
+
+/// `src/lib.rs:12:5` → `src/lib.rs`.
+fn strip_line_suffix(path: &str) -> &str {
+    let mut p = path;
+    while let Some((head, tail)) = p.rsplit_once(':') {
+        if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) {
+            p = head;
+        } else {
+            break;
+        }
+    }
+    p
+}
+
+#[derive(Default)]
+pub(super) struct Gathered {
+    pub(super) signals: HashMap<ChunkId, Signals>,
+}
+
+impl Gathered {
+    pub(super) fn get(&mut self, id: ChunkId) -> &mut Signals {
+        self.signals.entry(id).or_default()
+    }
+}
+
+fn rrf(rank: Option<u32>) -> f32 {
+    rank.map(|r| 1.0 / (RRF_K + r as f32)).unwrap_or(0.0)
+}
+
+/// The interim order: fused BM25 and vector ranks plus symbol, path and
+/// graph evidence. Used only when no ranking stage runs after retrieval.
+pub fn interim_score(s: &Signals) -> f32 {
+    let mut score = rrf(s.bm25_rank) + rrf(s.vector_rank);
+    if s.symbol_hits > 0 {
+        score += if s.symbol_exact { 2.0 } else { 1.0 } / RRF_K;
+    }
+    score += s.path_hits.min(3) as f32 / RRF_K;
+    if s.graph_distance == Some(1) {
+        score += 0.5 / RRF_K;
+    }
+    if s.pinned {
+        score += 1.0;
+    }
+    score
+}
+
+/// What one retrieval found, and which signal it had to do without.
+#[derive(Clone, Debug, Default)]
+pub struct Retrieved {
+    /// Candidates, best first by [`interim_score`].
+    pub candidates: Vec<Candidate>,
+    /// Why the question could not be embedded (an HTTP embedder down, a
+    /// model that failed), when it could not: the candidates came from the
+    /// other signals.
+    pub vectors_failed: Option<String>,
+}
+
+impl Project {
+    /// Gather candidates for `query`, best first by [`interim_score`]. A
+    /// question the embedder fails on is answered without vectors (logged);
+    /// [`Project::retrieve_noting`] says so to the caller.
+    pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
+        Ok(self.retrieve_noting(query).await?.candidates)
+    }
+
+    /// [`Project::retrieve`], also saying whether the vectors failed.
+    pub async fn retrieve_noting(&self, query: &RetrieveQuery) -> Result<Retrieved> {
+        self.history_settled().await;
+        self.catch_up().await?;
+        let mut g = Gathered::default();
+
+        let terms = crate::lexical::query_terms(&query.text, &query.identifiers);
+        let files = self.gather_bm25(query, &terms, &mut g)?;
+        self.gather_history(query, &terms, &files, &mut g).await?;
+        let vectors_failed = self.gather_vectors(query, &mut g);
+        self.gather_symbols(query, &mut g).await?;
+        self.gather_mentions(query, &mut g).await?;
+        // Last: its seeds are the best of everything above.
+        self.gather_graph(query, &mut g).await?;
+
+        // Materialise.
+        let ids: Vec<ChunkId> = g.signals.keys().copied().collect();
+        let mut out = Vec::with_capacity(ids.len());
+        for (chunk, mtime_ns) in self.catalog.chunks(&ids).await? {
+            let mut signals = g.signals.remove(&chunk.id).unwrap_or_default();
+            signals.mtime = mtime_ns / 1_000_000_000;
+            out.push(Candidate { chunk, signals });
+        }
+        out.sort_by(|a, b| {
+            interim_score(&b.signals)
+                .total_cmp(&interim_score(&a.signals))
+                .then_with(|| a.chunk.path.cmp(&b.chunk.path))
+                .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+        });
+        Ok(Retrieved {
+            candidates: out,
+            vectors_failed,
+        })
+    }
+}
