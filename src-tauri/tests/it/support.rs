@@ -70,14 +70,7 @@ impl Harness {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        let data = tempfile::tempdir().unwrap();
-        let (app, webview) = mock_app(ProjectConfig::new(data.path()));
-        Self {
-            data,
-            project,
-            app,
-            webview,
-        }
+        Self::over(project, |data| ProjectConfig::new(data))
     }
 
     /// An app over `project` (already written) opening projects with
