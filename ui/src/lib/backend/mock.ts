@@ -232,7 +232,8 @@ function cannedAssembly(root: string, question: string, knobs: KnobsDto, selecti
   }
   if (found.error) throw new BackendError(found.error.code as never, found.error.message);
   const answer = structuredClone(found.answer) as AssemblyDto;
-  if (root.endsWith('/many') || root.endsWith('/big')) return scaled(answer, filesOf(root), root.endsWith('/big'));
+  if (root.endsWith('/many')) return scaled(answer, filesOf(root), null);
+  if (root.endsWith('/big')) return scaled(answer, filesOf(root), knobs.budget ?? 20000);
   if (root.endsWith('/long')) {
     const deep = Array.from({ length: 24 }, (_, i) => `very_long_directory_name_${i}`).join('/');
     const first = answer.rows[0];
@@ -246,8 +247,11 @@ function cannedAssembly(root: string, question: string, knobs: KnobsDto, selecti
 
 /** A canned answer stretched over many files: its rows repeated, one per
  * file, each keeping its status (the table's and the highlighter's scale,
- * not a ranking). The big scenario's prompt holds every row's document. */
-function scaled(answer: AssemblyDto, files: CannedFile[], big: boolean): AssemblyDto {
+ * not a ranking). With a `budget` (the big scenario), the rows are all
+ * included while they fit it, and the prompt holds their documents. */
+function scaled(answer: AssemblyDto, files: CannedFile[], budget: number | null): AssemblyDto {
+  const big = budget !== null;
+  let used = 0;
   const base = answer.rows.filter((r) => r.status !== 'banned');
   if (base.length === 0) return answer;
   answer.rows = files.map((f, i): RowDto => {
@@ -262,12 +266,16 @@ function scaled(answer: AssemblyDto, files: CannedFile[], big: boolean): Assembl
       language: 'rust',
       start_line: c.start_line,
       end_line: c.end_line,
-      status: big ? 'included' : r.status,
-      tokens: big || r.status === 'included' ? f.tokens : 0,
+      ...(big ? fitted(f.tokens) : { status: r.status, tokens: r.status === 'included' ? f.tokens : 0 }),
     };
   });
+  function fitted(tokens: number): Pick<RowDto, 'status' | 'tokens'> {
+    if (used + tokens > (budget ?? 0)) return { status: 'dropped', tokens: 0 };
+    used += tokens;
+    return { status: 'included', tokens };
+  }
   if (big) {
-    const docs = answer.rows.map((r) => `<document source="@${r.path}:${r.start_line}-${r.end_line}">\n${bigDocument(r.symbol ?? 'item')}</document>`);
+    const docs = answer.rows.filter((r) => r.status === 'included').map((r) => `<document source="@${r.path}:${r.start_line}-${r.end_line}">\n${bigDocument(r.symbol ?? 'item')}</document>`);
     answer.prompt = ['<documents>', ...docs, '</documents>', '<question>how does packing work?</question>'].join('\n');
   }
   return answer;
