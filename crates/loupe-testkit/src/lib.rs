@@ -11,22 +11,36 @@ use std::path::Path;
 ///
 /// When git cannot be run or exits with an error: the test fails there.
 pub fn git(dir: &Path, args: &[&str]) {
-    let out = match std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .output()
-    {
+    run_git(dir, args, None);
+}
+
+/// [`git`] with author and committer dates fixed at `date`, so commits
+/// (and their ids) are the same on every run.
+///
+/// # Panics
+///
+/// As [`git`].
+pub fn git_dated(dir: &Path, args: &[&str], date: &str) {
+    run_git(dir, args, Some(date));
+}
+
+fn run_git(dir: &Path, args: &[&str], date: Option<&str>) {
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("-C").arg(dir).args([
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "init.defaultBranch=main",
+    ]);
+    if let Some(date) = date {
+        cmd.env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date);
+    }
+    let out = match cmd.args(args).output() {
         Ok(out) => out,
         Err(e) => panic!("git {args:?} does not run: {e}"),
     };
@@ -35,6 +49,30 @@ pub fn git(dir: &Path, args: &[&str]) {
         "git {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Copies the folder `from` to `to` (files and folders only).
+///
+/// # Panics
+///
+/// When a file cannot be read or written: the test fails there.
+pub fn copy_dir(from: &Path, to: &Path) {
+    let fail =
+        |what: &str, e: std::io::Error| -> ! { panic!("copying {}: {what}: {e}", from.display()) };
+    std::fs::create_dir_all(to).unwrap_or_else(|e| fail("create", e));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| fail("read", e)) {
+        let entry = entry.unwrap_or_else(|e| fail("read", e));
+        let target = to.join(entry.file_name());
+        if entry
+            .file_type()
+            .unwrap_or_else(|e| fail("stat", e))
+            .is_dir()
+        {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|e| fail("copy", e));
+        }
+    }
 }
 
 /// A stub of an OpenAI-compatible chat endpoint on loopback, for the

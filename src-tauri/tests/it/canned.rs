@@ -42,19 +42,6 @@ fn append(root: &Path, rel: &str, text: &str) {
     std::fs::write(&path, old).unwrap();
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 fn pin_times(dir: &Path) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let entry = entry.unwrap();
@@ -76,31 +63,7 @@ fn pin_times(dir: &Path) {
 
 /// git with fixed dates, so commit ids and history are the same each run.
 fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Loupe",
-            "-c",
-            "user.email=loupe@example.com",
-        ])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .env("GIT_AUTHOR_DATE", "2001-09-09T01:46:40Z")
-        .env("GIT_COMMITTER_DATE", "2001-09-09T01:46:40Z")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    loupe_testkit::git_dated(dir, args, "2001-09-09T01:46:40Z");
 }
 
 const FITS: &str = "
@@ -118,7 +81,7 @@ pub fn fits(item: &Item, budget: usize) -> bool {
 fn variant(name: &str) -> (tempfile::TempDir, bool) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    copy_tree(&repo_path(FIXTURE), root);
+    loupe_testkit::copy_dir(&repo_path(FIXTURE), root);
     match name {
         "panel" => {
             let pack = std::fs::read_to_string(root.join("src/pack.rs")).unwrap();

@@ -44,20 +44,6 @@ pub fn generate(root: &Path, files: usize) {
     }
 }
 
-/// Copies the folder `from` to `to` (files and folders only).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Paths of the items a `query --format json` assembly did not drop.
 pub fn included(a: &serde_json::Value) -> Vec<String> {
     a["items"]
@@ -69,4 +55,4 @@ pub fn included(a: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-pub use loupe_testkit::git;
+pub use loupe_testkit::{copy_dir, git};
