@@ -4,7 +4,7 @@
 //!
 //! The catalog is the source of truth; the lexical and vector indexes are
 //! derived from it. Every write of an indexing run goes through
-//! [`Catalog::apply`], one transaction that also bumps the *generation*
+//! [`Catalog::begin`] … [`Staging::commit`], one transaction that also bumps the *generation*
 //! counter, so the derived indexes can tell whether they are current.
 //!
 //! Does not walk, parse or rank.
@@ -62,38 +62,29 @@ pub struct FileUpdate {
     pub refs: Vec<SymbolRef>,
 }
 
-/// All catalog changes of one indexing step.
-#[derive(Clone, Debug, Default)]
-pub struct ChangeSet {
-    /// Files added or whose content changed.
-    pub upserts: Vec<FileUpdate>,
-    /// Files whose content is unchanged but whose size/mtime moved.
-    pub touched: Vec<(String, u64, i64)>,
-    /// Files that are gone.
-    pub deletes: Vec<String>,
-    /// Replaces the stored diagnostics when present.
-    pub diagnostics: Option<Vec<Diagnostic>>,
-}
-
-impl ChangeSet {
-    /// Whether applying this would change chunks.
-    pub fn changes_chunks(&self) -> bool {
-        !self.upserts.is_empty() || !self.deletes.is_empty()
-    }
-}
-
-/// What [`Catalog::apply`] did.
+/// What one committed indexing step changed, for the in-memory tables.
 #[derive(Debug, Default)]
 pub struct Applied {
     /// The catalog generation after the change.
     pub generation: u64,
-    /// Newly inserted chunks, with their ids.
-    pub inserted: Vec<Chunk>,
-    /// Paths whose previous chunks were removed (deleted and rewritten files).
+    /// Ids of the inserted chunks.
+    pub inserted: Vec<ChunkId>,
+    /// Paths of the inserted files that have chunks.
+    pub inserted_paths: Vec<String>,
+    /// Paths whose previous rows were removed (deleted and rewritten files).
     pub removed_paths: Vec<String>,
     /// Ids of the removed chunks.
     pub removed_ids: Vec<ChunkId>,
-    /// (chunk id, name as written) of the inserted definitions.
+}
+
+/// One batch written by [`Staging::insert`], for the derived indexes: its
+/// chunks moved out with their ids, and (chunk id, name as written) of
+/// their definitions.
+#[derive(Debug, Default)]
+pub struct Inserted {
+    /// The new chunks, ids assigned.
+    pub chunks: Vec<Chunk>,
+    /// (chunk id, name as written) of the new definitions.
     pub defined: Vec<(ChunkId, String)>,
 }
 
@@ -401,91 +392,49 @@ impl Catalog {
         rows.iter().map(file_state_from_row).collect()
     }
 
-    /// Apply one indexing step in a single transaction: [`Catalog::stage`],
-    /// [`Staged::write`], [`Staged::commit`] in a row.
-    pub async fn apply(&self, changes: ChangeSet) -> Result<Applied> {
-        let (mut staged, mut applied) = self.stage(changes).await?;
-        staged.write().await?;
-        applied.generation = staged.commit().await?;
-        Ok(applied)
-    }
-
-    /// Open the transaction of one indexing step: remove what leaves, update
-    /// touched files and assign the ids of every new file and chunk. The
-    /// returned [`Applied`] already holds the inserted chunks with their ids
-    /// (its `generation` is 0 until [`Staged::commit`]), so derived indexes
-    /// can be fed while [`Staged::write`] inserts the rows.
+    /// Open the transaction of one indexing step. The step is written in
+    /// batches ([`Staging::remove`], [`Staging::touch`], [`Staging::insert`])
+    /// as the files are read, so a run over a large folder never holds
+    /// more than a few batches in memory; nothing is visible to readers
+    /// before [`Staging::commit`], and dropping the [`Staging`] rolls the
+    /// whole step back.
     ///
-    /// Ids are assigned here rather than by SQLite: the caller holds the
-    /// project's write lock, so nobody else allocates ids. That lets rows go
-    /// in as multi-row `INSERT`s and lets nothing wait for SQLite to hand
-    /// ids back. A chunk's id comes from what it is ([`content_id`]: its
-    /// path, span and text), so the same tree has the same ids however it
-    /// was reached (a cold index, years of incremental ones): every tie
-    /// broken by chunk id breaks the same way. An id names one text at one
-    /// place, so a vector kept for it is always that text's.
-    pub async fn stage(&self, changes: ChangeSet) -> Result<(Staged, Applied)> {
+    /// A step that fills an empty catalog (a first index, or one after a
+    /// format change or a heal) bulk-loads: the secondary indexes of the
+    /// chunk, symbol and reference tables are dropped in the transaction
+    /// and built again from their stored definitions before it commits,
+    /// since one sort per index costs less than keeping millions of rows'
+    /// random keys in order as they arrive (BENCHMARKS.md, session 16).
+    pub async fn begin(&self) -> Result<Staging> {
         let mut tx = self.pool.begin().await?;
-        let mut applied = Applied::default();
-
-        // Everything that leaves: deleted files and the old rows of rewritten
-        // ones. Record their ids first so the in-memory live set can follow.
-        let mut gone: Vec<&str> = changes.deletes.iter().map(String::as_str).collect();
-        gone.extend(changes.upserts.iter().map(|f| f.path.as_str()));
-        for batch in gone.chunks(MAX_IN_LIST) {
-            let list = placeholders(batch.len());
-            let sql = format!(
-                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
-            );
-            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
-            for p in batch {
-                q = q.bind(*p);
-            }
-            applied.removed_ids.extend(q.fetch_all(&mut *tx).await?);
-            let sql = format!("DELETE FROM files WHERE path IN ({list})");
-            let mut q = sqlx::query(&sql);
-            for p in batch {
-                q = q.bind(*p);
-            }
-            q.execute(&mut *tx).await?;
-        }
-        applied.removed_paths = gone.iter().map(|p| (*p).to_owned()).collect();
-
-        for (path, size, mtime) in &changes.touched {
-            sqlx::query("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?")
-                .bind(i64::try_from(*size).unwrap_or(i64::MAX))
-                .bind(mtime)
-                .bind(path)
-                .execute(&mut *tx)
-                .await?;
-        }
-
-        let first_file: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM files")
+        let empty: bool = sqlx::query_scalar("SELECT NOT EXISTS (SELECT 1 FROM files)")
             .fetch_one(&mut *tx)
             .await?;
-        let chunk_ids = assign_chunk_ids(&mut tx, &changes.upserts).await?;
-        let staged = Staged {
-            tx,
-            upserts: changes.upserts,
-            first_file,
-            chunk_ids,
-            diagnostics: changes.diagnostics,
-        };
-        for (file, ids) in staged.upserts.iter().zip(&staged.chunk_ids) {
-            for def in &file.defs {
-                if let Some(&id) = ids.get(def.chunk) {
-                    applied.defined.push((id, def.name.clone()));
-                }
+        let mut deferred = Vec::new();
+        if empty {
+            let rows = sqlx::query(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' \
+                 AND tbl_name IN ('chunks', 'symbols', 'refs') AND sql IS NOT NULL \
+                 ORDER BY name",
+            )
+            .fetch_all(&mut *tx)
+            .await?;
+            for row in rows {
+                let name: String = row.try_get(0)?;
+                let sql: String = row.try_get(1)?;
+                sqlx::query(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))
+                    .execute(&mut *tx)
+                    .await?;
+                deferred.push(sql);
             }
-            applied
-                .inserted
-                .extend(file.chunks.iter().zip(ids).map(|(chunk, &id)| {
-                    let mut chunk = chunk.clone();
-                    chunk.id = id;
-                    chunk
-                }));
         }
-        Ok((staged, applied))
+        Ok(Staging {
+            tx,
+            applied: Applied::default(),
+            changes_chunks: false,
+            touches: false,
+            deferred,
+        })
     }
 
     /// Stored diagnostics of the last full run.
@@ -695,33 +644,38 @@ impl Catalog {
         rows.iter().map(pair_from_row).collect()
     }
 
-    /// Chunks (id, hash, text for embedding) with no cached vector for `model`.
-    pub async fn chunks_missing_embeddings(&self, model: &str) -> Result<Vec<Chunk>> {
-        let sql = format!(
-            "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
+    /// (id, content hash) of the chunks whose content has no cached
+    /// vector for `model`, one per hash (the lowest id), in id order.
+    /// Ids, not texts: the caller reads the texts a page at a time
+    /// ([`Catalog::chunks`]), so a first index of a large folder does not
+    /// hold every chunk's text at once.
+    pub async fn chunks_missing_embeddings(&self, model: &str) -> Result<Vec<(ChunkId, String)>> {
+        let rows = sqlx::query(
+            "SELECT MIN(c.id), c.hash FROM chunks c \
              WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash AND e.model = ?) \
-             ORDER BY c.id"
-        );
-        let rows = sqlx::query(&sql).bind(model).fetch_all(&self.pool).await?;
+             GROUP BY c.hash ORDER BY 1",
+        )
+        .bind(model)
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter()
-            .map(|r| chunk_from_row(r).map(|(c, _)| c))
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
             .collect()
     }
 
     /// [`Catalog::chunks_missing_embeddings`] among the chunks `ids` only
-    /// (unknown ids skipped), in id order: after a small change, the few
-    /// chunks it added, instead of a walk of every chunk's text (30 s on a
-    /// catalog of 544 k chunks).
+    /// (unknown ids skipped): after a small change, the few chunks it
+    /// added, instead of a walk of every chunk (30 s on a catalog of
+    /// 544 k chunks).
     pub async fn chunks_missing_embeddings_among(
         &self,
         model: &str,
         ids: &[ChunkId],
-    ) -> Result<Vec<Chunk>> {
-        let mut out = Vec::new();
+    ) -> Result<Vec<(ChunkId, String)>> {
+        let mut out: Vec<(ChunkId, String)> = Vec::new();
         for batch in ids.chunks(MAX_IN_LIST) {
             let sql = format!(
-                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id \
-                 WHERE c.id IN ({}) AND NOT EXISTS \
+                "SELECT c.id, c.hash FROM chunks c WHERE c.id IN ({}) AND NOT EXISTS \
                  (SELECT 1 FROM embeddings e WHERE e.hash = c.hash AND e.model = ?)",
                 placeholders(batch.len())
             );
@@ -730,10 +684,12 @@ impl Catalog {
                 q = q.bind(id);
             }
             for row in q.bind(model).fetch_all(&self.pool).await? {
-                out.push(chunk_from_row(&row)?.0);
+                out.push((row.try_get(0)?, row.try_get(1)?));
             }
         }
-        out.sort_by_key(|c| c.id);
+        out.sort_unstable();
+        let mut seen = HashSet::new();
+        out.retain(|(_, hash)| seen.insert(hash.clone()));
         Ok(out)
     }
 
@@ -832,28 +788,25 @@ impl Catalog {
     }
 }
 
-/// One indexing step's open transaction (see [`Catalog::stage`]): the
-/// removals are done and the ids assigned; the new rows are written by
-/// [`Staged::write`] and nothing is visible before [`Staged::commit`].
+/// One indexing step's open transaction (see [`Catalog::begin`]).
 /// Dropping it rolls the whole step back.
-pub struct Staged {
+pub struct Staging {
     tx: Transaction<'static, Sqlite>,
-    upserts: Vec<FileUpdate>,
-    /// Id of the first new file; the others follow in `upserts` order.
-    first_file: i64,
-    /// Each new file's chunk ids, in chunk order.
-    chunk_ids: Vec<Vec<ChunkId>>,
-    diagnostics: Option<Vec<Diagnostic>>,
+    applied: Applied,
+    /// Whether a file was written or removed (even one without chunks).
+    changes_chunks: bool,
+    /// Whether an unchanged file's size or mtime was recorded.
+    touches: bool,
+    /// Definitions of the indexes a bulk load dropped, built again by
+    /// [`Staging::commit`].
+    deferred: Vec<String>,
 }
 
-impl std::fmt::Debug for Staged {
+impl std::fmt::Debug for Staging {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Staged")
-            .field("files", &self.upserts.len())
-            .field(
-                "chunks",
-                &self.chunk_ids.iter().map(Vec::len).sum::<usize>(),
-            )
+        f.debug_struct("Staging")
+            .field("inserted", &self.applied.inserted.len())
+            .field("removed", &self.applied.removed_ids.len())
             .finish()
     }
 }
@@ -931,122 +884,217 @@ async fn assign_chunk_ids(
     Ok(out)
 }
 
-impl Staged {
-    /// Insert the new files, chunks, symbols, references and diagnostics
-    /// (multi-row `INSERT`s), inside the transaction.
-    pub async fn write(&mut self) -> Result<()> {
-        let mut chunk_rows: Vec<(ChunkId, i64, usize, &Chunk)> = Vec::new();
-        let mut symbol_rows: Vec<(ChunkId, &SymbolDef)> = Vec::new();
-        let mut ref_rows: Vec<(ChunkId, &SymbolRef)> = Vec::new();
-        let Self {
-            tx,
-            upserts,
-            first_file,
-            chunk_ids,
-            diagnostics,
-        } = self;
-        for ((file, ids), file_id) in upserts.iter().zip(chunk_ids.iter()).zip(*first_file..) {
-            for def in &file.defs {
-                if let Some(&id) = ids.get(def.chunk) {
-                    symbol_rows.push((id, def));
-                }
-            }
-            for r in &file.refs {
-                if let Some(&id) = ids.get(r.chunk) {
-                    ref_rows.push((id, r));
-                }
-            }
-            for (ordinal, (chunk, &id)) in file.chunks.iter().zip(ids.iter()).enumerate() {
-                chunk_rows.push((id, file_id, ordinal, chunk));
-            }
-        }
-        let file_rows: Vec<(i64, &FileUpdate)> = (*first_file..).zip(upserts.iter()).collect();
-        for batch in file_rows.chunks(rows_per_insert(7)) {
-            let mut b = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO files(id, path, size, mtime_ns, hash, language, role) ",
+impl Staging {
+    /// Remove `paths`' files with their chunks, symbols and references,
+    /// recording the chunk ids that leave.
+    pub async fn remove(&mut self, paths: &[String]) -> Result<()> {
+        self.changes_chunks |= !paths.is_empty();
+        for batch in paths.chunks(MAX_IN_LIST) {
+            let list = placeholders(batch.len());
+            let sql = format!(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
             );
-            b.push_values(batch, |mut row, (id, f)| {
-                row.push_bind(*id)
-                    .push_bind(&f.path)
-                    .push_bind(i64::try_from(f.size).unwrap_or(i64::MAX))
-                    .push_bind(f.mtime_ns)
-                    .push_bind(&f.hash)
-                    .push_bind(&f.language)
-                    .push_bind(enum_name(&f.role));
-            });
-            b.build().execute(&mut **tx).await?;
+            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
+            for p in batch {
+                q = q.bind(p);
+            }
+            self.applied
+                .removed_ids
+                .extend(q.fetch_all(&mut *self.tx).await?);
+            let sql = format!("DELETE FROM files WHERE path IN ({list})");
+            let mut q = sqlx::query(&sql);
+            for p in batch {
+                q = q.bind(p);
+            }
+            q.execute(&mut *self.tx).await?;
         }
-        for batch in chunk_rows.chunks(rows_per_insert(14)) {
-            let mut b = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO chunks(id, file_id, ordinal, kind, symbol, parent, start_byte, \
-                 end_byte, start_line, end_line, text, outline, hash, tokens) ",
-            );
-            b.push_values(batch, |mut row, (id, file_id, ordinal, c)| {
-                row.push_bind(*id)
-                    .push_bind(*file_id)
-                    .push_bind(i64::try_from(*ordinal).unwrap_or(i64::MAX))
-                    .push_bind(enum_name(&c.kind))
-                    .push_bind(&c.symbol)
-                    .push_bind(&c.parent)
-                    .push_bind(c.start_byte)
-                    .push_bind(c.end_byte)
-                    .push_bind(c.start_line)
-                    .push_bind(c.end_line)
-                    .push_bind(&c.text)
-                    .push_bind(encode_outline(&c.outline))
-                    .push_bind(&c.hash)
-                    .push_bind(c.tokens);
-            });
-            b.build().execute(&mut **tx).await?;
-        }
-        for batch in symbol_rows.chunks(rows_per_insert(5)) {
-            let mut b = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) ",
-            );
-            b.push_values(batch, |mut row, (id, d)| {
-                row.push_bind(*id)
-                    .push_bind(&d.name)
-                    .push_bind(d.name.to_lowercase())
-                    .push_bind(enum_name(&d.kind))
-                    .push_bind(d.line);
-            });
-            b.build().execute(&mut **tx).await?;
-        }
-        for batch in ref_rows.chunks(rows_per_insert(4)) {
-            let mut b =
-                QueryBuilder::<Sqlite>::new("INSERT INTO refs(chunk_id, name_lower, kind, line) ");
-            b.push_values(batch, |mut row, (id, r)| {
-                row.push_bind(*id)
-                    .push_bind(r.name.to_lowercase())
-                    .push_bind(ref_kind_name(r.kind))
-                    .push_bind(r.line);
-            });
-            b.build().execute(&mut **tx).await?;
-        }
-        if let Some(diagnostics) = diagnostics {
-            sqlx::query("DELETE FROM diagnostics")
-                .execute(&mut **tx)
+        self.applied.removed_paths.extend_from_slice(paths);
+        Ok(())
+    }
+
+    /// Record the new size and mtime of files whose content did not change.
+    pub async fn touch(&mut self, touched: &[(String, u64, i64)]) -> Result<()> {
+        self.touches |= !touched.is_empty();
+        for (path, size, mtime) in touched {
+            sqlx::query("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?")
+                .bind(i64::try_from(*size).unwrap_or(i64::MAX))
+                .bind(mtime)
+                .bind(path)
+                .execute(&mut *self.tx)
                 .await?;
-            for batch in diagnostics.chunks(rows_per_insert(3)) {
-                let mut b =
-                    QueryBuilder::<Sqlite>::new("INSERT INTO diagnostics(path, kind, message) ");
-                b.push_values(batch, |mut row, d| {
-                    row.push_bind(&d.path)
-                        .push_bind(d.kind.as_str())
-                        .push_bind(&d.message);
-                });
-                b.build().execute(&mut **tx).await?;
-            }
         }
         Ok(())
     }
 
-    /// Bump the generation and commit; returns the new generation.
-    pub async fn commit(mut self) -> Result<u64> {
-        let generation = bump_generation(&mut self.tx).await?;
-        self.tx.commit().await?;
-        Ok(generation)
+    /// Write `files`, and hand their chunks back with the ids they were
+    /// given, for the derived indexes. Files indexed before must have been
+    /// [`Staging::remove`]d first (their paths are unique).
+    ///
+    /// Ids are assigned here rather than by SQLite: the caller holds the
+    /// project's write lock, so nobody else allocates ids. That lets rows
+    /// go in as multi-row `INSERT`s. A chunk's id comes from what it is
+    /// ([`content_id`]: its path, span and text), so the same tree has the
+    /// same ids however it was reached (a cold index, years of incremental
+    /// ones): every tie broken by chunk id breaks the same way. An id names
+    /// one text at one place, so a vector kept for it is always that text's.
+    pub async fn insert(&mut self, files: Vec<FileUpdate>) -> Result<Inserted> {
+        self.changes_chunks |= !files.is_empty();
+        let first_file: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM files")
+            .fetch_one(&mut *self.tx)
+            .await?;
+        let chunk_ids = assign_chunk_ids(&mut self.tx, &files).await?;
+        write_rows(&mut self.tx, &files, first_file, &chunk_ids).await?;
+        let mut out = Inserted::default();
+        for (file, ids) in files.into_iter().zip(chunk_ids) {
+            for def in &file.defs {
+                if let Some(&id) = ids.get(def.chunk) {
+                    out.defined.push((id, def.name.clone()));
+                }
+            }
+            if !file.chunks.is_empty() {
+                self.applied.inserted_paths.push(file.path);
+            }
+            self.applied.inserted.extend_from_slice(&ids);
+            out.chunks
+                .extend(file.chunks.into_iter().zip(ids).map(|(mut chunk, id)| {
+                    chunk.id = id;
+                    chunk
+                }));
+        }
+        Ok(out)
     }
+
+    /// Replace the stored diagnostics (a full run's).
+    pub async fn replace_diagnostics(&mut self, diagnostics: &[Diagnostic]) -> Result<()> {
+        sqlx::query("DELETE FROM diagnostics")
+            .execute(&mut *self.tx)
+            .await?;
+        for batch in diagnostics.chunks(rows_per_insert(3)) {
+            let mut b =
+                QueryBuilder::<Sqlite>::new("INSERT INTO diagnostics(path, kind, message) ");
+            b.push_values(batch, |mut row, d| {
+                row.push_bind(&d.path)
+                    .push_bind(d.kind.as_str())
+                    .push_bind(&d.message);
+            });
+            b.build().execute(&mut *self.tx).await?;
+        }
+        Ok(())
+    }
+
+    /// Whether a file was written or removed so far.
+    pub fn changes_chunks(&self) -> bool {
+        self.changes_chunks
+    }
+
+    /// Whether an unchanged file's size or mtime was recorded so far.
+    pub fn touches(&self) -> bool {
+        self.touches
+    }
+
+    /// Build the indexes a bulk load deferred, bump the generation and
+    /// commit; returns what changed.
+    pub async fn commit(mut self) -> Result<Applied> {
+        for sql in std::mem::take(&mut self.deferred) {
+            sqlx::query(&sql).execute(&mut *self.tx).await?;
+        }
+        self.applied.generation = bump_generation(&mut self.tx).await?;
+        self.tx.commit().await?;
+        Ok(self.applied)
+    }
+}
+
+/// Insert `files` with their chunks, symbols and references (multi-row
+/// `INSERT`s): the files get ids from `first_file` on, their chunks
+/// `chunk_ids`.
+async fn write_rows(
+    tx: &mut Transaction<'static, Sqlite>,
+    files: &[FileUpdate],
+    first_file: i64,
+    chunk_ids: &[Vec<ChunkId>],
+) -> Result<()> {
+    let mut chunk_rows: Vec<(ChunkId, i64, usize, &Chunk)> = Vec::new();
+    let mut symbol_rows: Vec<(ChunkId, &SymbolDef)> = Vec::new();
+    let mut ref_rows: Vec<(ChunkId, &SymbolRef)> = Vec::new();
+    for ((file, ids), file_id) in files.iter().zip(chunk_ids.iter()).zip(first_file..) {
+        for def in &file.defs {
+            if let Some(&id) = ids.get(def.chunk) {
+                symbol_rows.push((id, def));
+            }
+        }
+        for r in &file.refs {
+            if let Some(&id) = ids.get(r.chunk) {
+                ref_rows.push((id, r));
+            }
+        }
+        for (ordinal, (chunk, &id)) in file.chunks.iter().zip(ids.iter()).enumerate() {
+            chunk_rows.push((id, file_id, ordinal, chunk));
+        }
+    }
+    let file_rows: Vec<(i64, &FileUpdate)> = (first_file..).zip(files.iter()).collect();
+    for batch in file_rows.chunks(rows_per_insert(7)) {
+        let mut b = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO files(id, path, size, mtime_ns, hash, language, role) ",
+        );
+        b.push_values(batch, |mut row, (id, f)| {
+            row.push_bind(*id)
+                .push_bind(&f.path)
+                .push_bind(i64::try_from(f.size).unwrap_or(i64::MAX))
+                .push_bind(f.mtime_ns)
+                .push_bind(&f.hash)
+                .push_bind(&f.language)
+                .push_bind(enum_name(&f.role));
+        });
+        b.build().execute(&mut **tx).await?;
+    }
+    for batch in chunk_rows.chunks(rows_per_insert(14)) {
+        let mut b = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO chunks(id, file_id, ordinal, kind, symbol, parent, start_byte, \
+             end_byte, start_line, end_line, text, outline, hash, tokens) ",
+        );
+        b.push_values(batch, |mut row, (id, file_id, ordinal, c)| {
+            row.push_bind(*id)
+                .push_bind(*file_id)
+                .push_bind(i64::try_from(*ordinal).unwrap_or(i64::MAX))
+                .push_bind(enum_name(&c.kind))
+                .push_bind(&c.symbol)
+                .push_bind(&c.parent)
+                .push_bind(c.start_byte)
+                .push_bind(c.end_byte)
+                .push_bind(c.start_line)
+                .push_bind(c.end_line)
+                .push_bind(&c.text)
+                .push_bind(encode_outline(&c.outline))
+                .push_bind(&c.hash)
+                .push_bind(c.tokens);
+        });
+        b.build().execute(&mut **tx).await?;
+    }
+    for batch in symbol_rows.chunks(rows_per_insert(5)) {
+        let mut b = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) ",
+        );
+        b.push_values(batch, |mut row, (id, d)| {
+            row.push_bind(*id)
+                .push_bind(&d.name)
+                .push_bind(d.name.to_lowercase())
+                .push_bind(enum_name(&d.kind))
+                .push_bind(d.line);
+        });
+        b.build().execute(&mut **tx).await?;
+    }
+    for batch in ref_rows.chunks(rows_per_insert(4)) {
+        let mut b =
+            QueryBuilder::<Sqlite>::new("INSERT INTO refs(chunk_id, name_lower, kind, line) ");
+        b.push_values(batch, |mut row, (id, r)| {
+            row.push_bind(*id)
+                .push_bind(r.name.to_lowercase())
+                .push_bind(ref_kind_name(r.kind))
+                .push_bind(r.line);
+        });
+        b.build().execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 fn file_state_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<(String, FileState)> {
@@ -1081,4 +1129,119 @@ async fn bump_generation(tx: &mut Transaction<'_, Sqlite>) -> Result<u64> {
         .execute(&mut **tx)
         .await?;
     Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (name, definition) of every explicit index.
+    async fn indexes(catalog: &Catalog) -> Vec<(String, String)> {
+        sqlx::query_as(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL \
+             ORDER BY name",
+        )
+        .fetch_all(&catalog.pool)
+        .await
+        .expect("list indexes")
+    }
+
+    /// One file of one chunk that defines `name` and calls `callee`.
+    fn file(path: &str, name: &str, callee: &str) -> FileUpdate {
+        let text = format!("fn {name}() {{ {callee}() }}\n");
+        FileUpdate {
+            path: path.into(),
+            size: text.len() as u64,
+            mtime_ns: 1,
+            hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+            language: "rust".into(),
+            role: Role::Code,
+            chunks: vec![Chunk {
+                id: 0,
+                path: path.into(),
+                language: "rust".into(),
+                kind: ChunkKind::Function,
+                symbol: Some(name.into()),
+                parent: None,
+                start_byte: 0,
+                end_byte: u32::try_from(text.len()).expect("short"),
+                start_line: 1,
+                end_line: 1,
+                role: Role::Code,
+                hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
+                tokens: 8,
+                outline: Vec::new(),
+                text,
+            }],
+            defs: vec![SymbolDef {
+                name: name.into(),
+                kind: ChunkKind::Function,
+                line: 1,
+                chunk: 0,
+            }],
+            refs: vec![SymbolRef {
+                name: callee.into(),
+                kind: RefKind::Call,
+                line: 1,
+                chunk: 0,
+            }],
+        }
+    }
+
+    /// The bulk load of an empty catalog drops the secondary indexes inside
+    /// its transaction: a rollback brings them back untouched, a commit
+    /// builds them again exactly as the migrations defined them, and a
+    /// step on a catalog that has files keeps them as they are.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bulk_load_builds_its_indexes_again_and_a_rollback_keeps_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
+            .await
+            .expect("open");
+        let before = indexes(&catalog).await;
+        for name in ["chunks_hash", "refs_name_chunk", "symbols_name_chunk"] {
+            assert!(before.iter().any(|(n, _)| n == name), "{name}: {before:?}");
+        }
+
+        let mut staging = catalog.begin().await.expect("begin");
+        assert_eq!(staging.deferred.len(), before.len(), "every index deferred");
+        staging
+            .insert(vec![file("a.rs", "alpha", "beta")])
+            .await
+            .expect("insert");
+        drop(staging);
+        assert_eq!(indexes(&catalog).await, before);
+        assert_eq!(catalog.counts().await.expect("counts"), (0, 0));
+
+        let mut staging = catalog.begin().await.expect("begin");
+        let inserted = staging
+            .insert(vec![file("a.rs", "alpha", "beta")])
+            .await
+            .expect("insert");
+        assert_eq!(inserted.defined.len(), 1);
+        let applied = staging.commit().await.expect("commit");
+        assert_eq!(applied.inserted, vec![inserted.chunks[0].id]);
+        assert_eq!(indexes(&catalog).await, before);
+        assert_eq!(catalog.counts().await.expect("counts"), (1, 1));
+
+        let mut staging = catalog.begin().await.expect("begin");
+        assert!(
+            staging.deferred.is_empty(),
+            "a catalog with files keeps its indexes"
+        );
+        staging.remove(&["a.rs".to_owned()]).await.expect("remove");
+        staging
+            .insert(vec![
+                file("a.rs", "gamma", "beta"),
+                file("b.rs", "beta", "gamma"),
+            ])
+            .await
+            .expect("insert");
+        let applied = staging.commit().await.expect("commit");
+        assert_eq!(applied.removed_ids.len(), 1);
+        assert_eq!(applied.inserted_paths, ["a.rs", "b.rs"]);
+        assert_eq!(indexes(&catalog).await, before);
+        assert_eq!(catalog.counts().await.expect("counts"), (2, 2));
+        catalog.close().await;
+    }
 }

@@ -14,7 +14,7 @@
 
 mod write;
 
-use crate::catalog::{Applied, Catalog, ChangeSet, FileState, FileUpdate, INDEX_VERSION};
+use crate::catalog::{Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging};
 use crate::chunk::{ChunkConfig, chunk_file};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::embed::{Embedder, embed_text};
@@ -164,12 +164,14 @@ impl ProjectConfig {
 pub struct StageTimes {
     /// Listing files.
     pub walk: Duration,
-    /// Reading, hashing, chunking, counting tokens.
+    /// Reading, hashing, chunking, counting tokens (the time the reading
+    /// thread spent on batches; it overlaps the two below).
     pub parse: Duration,
-    /// The catalog transaction; the lexical writer is fed beside it.
+    /// The catalog transaction's writes and its commit.
     pub catalog: Duration,
-    /// Committing the lexical index once the catalog has committed (the
-    /// rest of tantivy's indexing and its flush), and the in-memory tables.
+    /// Feeding the lexical writer, committing it once the catalog has
+    /// committed (the rest of tantivy's indexing and its flush), and the
+    /// in-memory tables.
     pub lexical: Duration,
     /// Embedding new chunks.
     pub embed: Duration,
@@ -670,19 +672,22 @@ impl Project {
     /// Update the in-memory live set and path list from one applied
     /// change, instead of reloading them.
     fn follow(&self, applied: &Applied) {
+        if applied.removed_paths.is_empty() && applied.inserted.is_empty() {
+            return;
+        }
         let mut guard = lock_mut(&self.live);
         let live = Arc::make_mut(&mut guard);
         for id in &applied.removed_ids {
             live.remove(id);
         }
-        live.extend(applied.inserted.iter().map(|c| c.id));
+        live.extend(applied.inserted.iter().copied());
         drop(guard);
         let mut guard = lock_mut(&self.paths);
         let paths = Arc::make_mut(&mut guard);
         for p in &applied.removed_paths {
             paths.remove(p);
         }
-        paths.extend(applied.inserted.iter().map(|c| c.path.clone()));
+        paths.extend(applied.inserted_paths.iter().cloned());
     }
 
     /// Load the vector index saved at `generation` for this embedder. False

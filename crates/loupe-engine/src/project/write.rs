@@ -127,11 +127,6 @@ impl Project {
         report.files_seen = walked.files.len() as u64;
         let mut diagnostics = walked.diagnostics;
 
-        let started = Instant::now();
-        let mut changes = ChangeSet {
-            deletes,
-            ..ChangeSet::default()
-        };
         let to_read: Vec<&WalkedFile> = walked
             .files
             .iter()
@@ -142,82 +137,23 @@ impl Project {
             })
             .collect();
         report.files_unchanged = (walked.files.len() - to_read.len()) as u64;
-        let total = to_read.len() as u64;
-        progress(Progress {
-            stage: Stage::Parse,
-            done: 0,
-            total: Some(total),
-        });
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let chunk_cfg = &self.cfg.chunk;
-        let outcomes: Vec<ReadOutcome> = tokio::task::block_in_place(|| {
-            to_read
-                .par_iter()
-                .map(|file| {
-                    if cancel.is_cancelled() {
-                        return ReadOutcome::Cancelled;
-                    }
-                    let out = read_and_chunk(file, states.get(&file.rel), chunk_cfg);
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(Progress {
-                        stage: Stage::Parse,
-                        done: n,
-                        total: Some(total),
-                    });
-                    out
-                })
-                .collect()
-        });
-        for outcome in outcomes {
-            match outcome {
-                ReadOutcome::Cancelled => return Err(Error::Cancelled),
-                ReadOutcome::Unchanged(path, size, mtime) => {
-                    report.files_unchanged += 1;
-                    changes.touched.push((path, size, mtime));
-                }
-                ReadOutcome::Changed(update, warnings) => {
-                    report.files_changed += 1;
-                    report.chunks_added += update.chunks.len() as u64;
-                    diagnostics.extend(warnings);
-                    changes.upserts.push(*update);
-                }
-                ReadOutcome::Skipped(path, diagnostic) => {
-                    // A file we indexed before that is now binary, unreadable
-                    // or gone must leave the index too.
-                    if states.contains_key(&path) {
-                        changes.deletes.push(path);
-                    }
-                    diagnostics.push(diagnostic);
-                }
-            }
-        }
-        report.files_deleted = changes.deletes.len() as u64;
-        report.times.parse = started.elapsed();
-        // Last point at which cancelling leaves no trace at all.
-        cancel.check()?;
-
-        progress(Progress {
-            stage: Stage::Commit,
-            done: 0,
-            total: Some(1),
-        });
-        // Only a full walk sees every file, so only it replaces the stored list.
-        changes.diagnostics = full.then(|| diagnostics.clone());
-        let changes_chunks = changes.changes_chunks();
-        let applied = if self.changes_nothing(&changes, now).await? {
-            // No new generation: every process's answers and caches stay
-            // valid (a watcher's run over files another process indexed).
-            Applied {
-                generation: now,
-                ..Applied::default()
-            }
-        } else {
-            self.commit(changes, &mut report.times).await?
-        };
+        let applied = self
+            .read_and_commit(
+                Step {
+                    to_read: &to_read,
+                    states: &states,
+                    deletes,
+                    full,
+                    generation: now,
+                },
+                &mut diagnostics,
+                &mut report,
+                progress,
+                cancel,
+            )
+            .await?;
         let started = Instant::now();
-        if changes_chunks {
-            self.follow(&applied);
-        }
+        self.follow(&applied);
         self.loaded.store(applied.generation, Ordering::Release);
         report.times.lexical += started.elapsed();
         progress(Progress {
@@ -271,19 +207,236 @@ impl Project {
         Ok(report)
     }
 
-    /// Whether committing `changes` at `generation` would store nothing new:
-    /// no file changed, moved its mtime or went, the diagnostics are the
-    /// stored ones, and the project was indexed before (a first run commits
-    /// even an empty folder: generation 0 means "never indexed").
-    async fn changes_nothing(&self, changes: &ChangeSet, generation: u64) -> Result<bool> {
+    /// Read and chunk `step.to_read`, and commit what changed as one
+    /// catalog transaction and one lexical commit.
+    ///
+    /// The files go through in batches of at most [`BATCH_FILES`] files and
+    /// [`BATCH_BYTES`] bytes, three at a time: one thread reads and chunks
+    /// a batch on every core, the catalog writes the one before it, and a
+    /// third thread feeds the one before that to the tantivy writer. A run
+    /// over a large folder holds a few batches, not the folder (the vendor
+    /// corpus's 1.2 GB held at once peaked at 6.2 GiB; BENCHMARKS.md).
+    /// Only when both sides succeeded does the catalog commit, and only
+    /// then tantivy, with the new generation as payload; on any error, or
+    /// when cancelled, neither commits (the tantivy writer is dropped, the
+    /// transaction rolled back) and the run leaves no trace.
+    ///
+    /// A step that would store nothing new (no file changed, moved its
+    /// mtime or went, the diagnostics are the stored ones, and the project
+    /// was indexed before: a watcher's run over files another process
+    /// indexed) is rolled back too and keeps `step.generation`, so every
+    /// process's answers and caches stay valid.
+    async fn read_and_commit(
+        &self,
+        step: Step<'_>,
+        diagnostics: &mut Vec<Diagnostic>,
+        report: &mut IndexReport,
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<Applied> {
+        let total = step.to_read.len() as u64;
+        progress(Progress {
+            stage: Stage::Parse,
+            done: 0,
+            total: Some(total),
+        });
+        let bytes: u64 = step.to_read.iter().map(|f| f.size).sum();
+        let batches = batches(step.to_read);
+        let failed = AtomicBool::new(false);
+        let (streamed, writer, parse_time) = tokio::task::block_in_place(|| {
+            std::thread::scope(|scope| {
+                let (parsed_tx, parsed_rx) = tokio::sync::mpsc::channel::<Vec<ReadOutcome>>(1);
+                let (feed_tx, feed_rx) = tokio::sync::mpsc::channel::<Feed>(1);
+                let failed = &failed;
+                let states = step.states;
+                let chunk_cfg = &self.cfg.chunk;
+                let parser = std::thread::Builder::new()
+                    .name("loupe-parse".into())
+                    .spawn_scoped(scope, move || {
+                        let done = AtomicU64::new(0);
+                        let mut busy = Duration::ZERO;
+                        for batch in batches {
+                            let started = Instant::now();
+                            let outcomes: Vec<ReadOutcome> = batch
+                                .par_iter()
+                                .map(|file| {
+                                    if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
+                                        return ReadOutcome::Cancelled;
+                                    }
+                                    let out =
+                                        read_and_chunk(file, states.get(&file.rel), chunk_cfg);
+                                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                                    progress(Progress {
+                                        stage: Stage::Parse,
+                                        done: n,
+                                        total: Some(total),
+                                    });
+                                    out
+                                })
+                                .collect();
+                            busy += started.elapsed();
+                            if parsed_tx.blocking_send(outcomes).is_err() {
+                                break;
+                            }
+                        }
+                        busy
+                    });
+                let feeder = std::thread::Builder::new()
+                    .name("loupe-lexical-feed".into())
+                    .spawn_scoped(scope, move || self.feed_lexical(feed_rx, bytes));
+                let streamed = match (&parser, &feeder) {
+                    (Ok(_), Ok(_)) => tokio::runtime::Handle::current().block_on(
+                        self.write_batches(&step, parsed_rx, feed_tx, diagnostics, report),
+                    ),
+                    (Err(e), _) | (_, Err(e)) => {
+                        Err(Error::Task(format!("cannot start an indexing thread: {e}")))
+                    }
+                };
+                if streamed.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                let parse_time: Result<Duration> = joined(parser);
+                let writer: Result<Result<(LexicalWriter<'_>, Duration)>> = joined(feeder);
+                (streamed, writer.and_then(|w| w), parse_time)
+            })
+        });
+        report.times.parse = parse_time?;
+        // The feeder stops early only on an error of its own, which then
+        // also stopped the catalog side: its error is the cause. Otherwise
+        // the catalog's error (or cancel), if any, is.
+        let (writer, feed_time) = writer?;
+        let (mut staging, catalog_time) = streamed?;
+        report.times.lexical = feed_time;
+        // Last point at which cancelling leaves no trace at all.
+        cancel.check()?;
+        progress(Progress {
+            stage: Stage::Commit,
+            done: 0,
+            total: Some(1),
+        });
+        let started = Instant::now();
+        // Only a full walk sees every file, so only it replaces the stored list.
+        let ours = step.full.then_some(&*diagnostics);
+        if self
+            .changes_nothing(&staging, ours, step.generation)
+            .await?
+        {
+            return Ok(Applied {
+                generation: step.generation,
+                ..Applied::default()
+            });
+        }
+        if let Some(ours) = ours {
+            staging.replace_diagnostics(ours).await?;
+        }
+        let applied = staging.commit().await?;
+        report.times.catalog = catalog_time + started.elapsed();
+        let started = Instant::now();
+        writer.commit(applied.generation)?;
+        report.times.lexical += started.elapsed();
+        Ok(applied)
+    }
+
+    /// The catalog side of [`Project::read_and_commit`]: opens the
+    /// transaction, removes the files that went, then writes each batch
+    /// `parsed` brings and passes it on to the lexical feeder. Returns the
+    /// open transaction and the time spent in it. Stops at the first
+    /// cancelled file (the transaction is rolled back when dropped).
+    async fn write_batches(
+        &self,
+        step: &Step<'_>,
+        mut parsed: tokio::sync::mpsc::Receiver<Vec<ReadOutcome>>,
+        feed: tokio::sync::mpsc::Sender<Feed>,
+        diagnostics: &mut Vec<Diagnostic>,
+        report: &mut IndexReport,
+    ) -> Result<(Staging, Duration)> {
+        let started = Instant::now();
+        let mut busy = Duration::ZERO;
+        let mut staging = self.catalog.begin().await?;
+        staging.remove(&step.deletes).await?;
+        report.files_deleted = step.deletes.len() as u64;
+        // A send fails only when the feeder stopped on an error of its own,
+        // which is then the one reported.
+        let feeder_gone = || Error::Task("the lexical index writer stopped".into());
+        if !step.deletes.is_empty() {
+            feed.send(Feed::Remove(step.deletes.clone()))
+                .await
+                .map_err(|_| feeder_gone())?;
+        }
+        busy += started.elapsed();
+        while let Some(outcomes) = parsed.recv().await {
+            let started = Instant::now();
+            let mut upserts = Vec::new();
+            let mut touched = Vec::new();
+            let mut gone = Vec::new();
+            for outcome in outcomes {
+                match outcome {
+                    ReadOutcome::Cancelled => return Err(Error::Cancelled),
+                    ReadOutcome::Unchanged(path, size, mtime) => {
+                        report.files_unchanged += 1;
+                        touched.push((path, size, mtime));
+                    }
+                    ReadOutcome::Changed(update, warnings) => {
+                        report.files_changed += 1;
+                        report.chunks_added += update.chunks.len() as u64;
+                        diagnostics.extend(warnings);
+                        upserts.push(*update);
+                    }
+                    ReadOutcome::Skipped(path, diagnostic) => {
+                        // A file we indexed before that is now binary,
+                        // unreadable or gone must leave the index too.
+                        if step.states.contains_key(&path) {
+                            gone.push(path);
+                        }
+                        diagnostics.push(diagnostic);
+                    }
+                }
+            }
+            staging.touch(&touched).await?;
+            report.files_deleted += gone.len() as u64;
+            // Rewritten files leave with the gone ones before they come back.
+            gone.extend(
+                upserts
+                    .iter()
+                    .filter(|u| step.states.contains_key(&u.path))
+                    .map(|u| u.path.clone()),
+            );
+            if !gone.is_empty() {
+                staging.remove(&gone).await?;
+                feed.send(Feed::Remove(gone))
+                    .await
+                    .map_err(|_| feeder_gone())?;
+            }
+            if !upserts.is_empty() {
+                let inserted = staging.insert(upserts).await?;
+                feed.send(Feed::Add(inserted))
+                    .await
+                    .map_err(|_| feeder_gone())?;
+            }
+            busy += started.elapsed();
+        }
+        Ok((staging, busy))
+    }
+
+    /// Whether committing `staging` at `generation` would store nothing
+    /// new: no file written or removed, none moved its mtime, `ours` (a full
+    /// walk's diagnostics) are the stored ones, and the project was indexed
+    /// before (a first run commits even an empty folder: generation 0 means
+    /// "never indexed").
+    async fn changes_nothing(
+        &self,
+        staging: &Staging,
+        ours: Option<&Vec<Diagnostic>>,
+        generation: u64,
+    ) -> Result<bool> {
         if generation == 0
-            || changes.changes_chunks()
-            || !changes.touched.is_empty()
+            || staging.changes_chunks()
+            || staging.touches()
             || self.lexical.is_empty() != lock(&self.live).is_empty()
         {
             return Ok(false);
         }
-        let Some(ours) = &changes.diagnostics else {
+        let Some(ours) = ours else {
             return Ok(true);
         };
         let key = |d: &Diagnostic| (d.path.clone(), format!("{:?}", d.kind), d.message.clone());
@@ -294,84 +447,38 @@ impl Project {
         Ok(ours == stored)
     }
 
-    /// Commit `changes` to the catalog and the lexical index.
-    ///
-    /// The catalog stages the step (ids assigned, transaction open) and
-    /// writes its rows while a second thread feeds the inserted chunks to the
-    /// tantivy writer: the transaction is single-threaded, so on its own it
-    /// would leave a core idle (see BENCHMARKS.md, session 4). Only when both
-    /// sides succeeded does the catalog commit, and only then tantivy, with
-    /// the new generation as payload; on any error neither commits (the
-    /// tantivy writer is dropped, the transaction rolled back).
-    async fn commit(&self, changes: ChangeSet, times: &mut StageTimes) -> Result<Applied> {
-        let started = Instant::now();
-        let changes_chunks = changes.changes_chunks();
-        let (mut staged, mut applied) = self.catalog.stage(changes).await?;
-        // Without chunk changes only the payload moves forward, unless the
-        // index disagrees with the catalog about being empty.
-        let feed = changes_chunks || self.lexical.is_empty() != applied.inserted.is_empty();
-        let failed = AtomicBool::new(false);
-        let (written, writer) = tokio::task::block_in_place(|| {
-            std::thread::scope(|scope| {
-                let feeder = std::thread::Builder::new()
-                    .name("loupe-lexical-feed".into())
-                    .spawn_scoped(scope, || self.feed_lexical(&applied, feed, &failed));
-                let written = tokio::runtime::Handle::current().block_on(staged.write());
-                if written.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                let writer = match feeder {
-                    Ok(handle) => handle.join().unwrap_or_else(|panic| {
-                        Err(Error::Task(format!(
-                            "lexical index update failed: {}",
-                            panic_message(panic.as_ref())
-                        )))
-                    }),
-                    Err(e) => Err(Error::Task(format!("cannot start the lexical writer: {e}"))),
-                };
-                (written, writer)
-            })
-        });
-        // Either error drops the other side uncommitted.
-        written?;
-        let writer = writer?;
-        applied.generation = staged.commit().await?;
-        times.catalog = started.elapsed();
-        let started = Instant::now();
-        writer.commit(applied.generation)?;
-        times.lexical = started.elapsed();
-        Ok(applied)
-    }
-
-    /// A lexical writer holding `applied`'s deletions and additions (none
-    /// unless `feed`), not committed. Stops early once `failed` is set.
+    /// The lexical side of [`Project::read_and_commit`]: a writer (sized for
+    /// `bytes` of source) fed what `feed` brings, until the catalog side
+    /// closes it; not committed. Returns the time spent feeding.
     fn feed_lexical(
         &self,
-        applied: &Applied,
-        feed: bool,
-        failed: &AtomicBool,
-    ) -> Result<LexicalWriter<'_>> {
-        let mut writer = self
-            .lexical
-            .writer_for(if feed { applied.inserted.len() } else { 0 })?;
-        if !feed {
-            return Ok(writer);
-        }
-        for path in &applied.removed_paths {
-            writer.delete_path(path);
-        }
-        let defined = group_names(&applied.defined);
-        for chunk in &applied.inserted {
-            if failed.load(Ordering::Relaxed) {
-                // The catalog failed; its error is the one reported.
-                return Err(Error::Cancelled);
+        mut feed: tokio::sync::mpsc::Receiver<Feed>,
+        bytes: u64,
+    ) -> Result<(LexicalWriter<'_>, Duration)> {
+        let started = Instant::now();
+        let mut writer = self.lexical.writer_for(estimated_chunks(bytes))?;
+        let mut busy = started.elapsed();
+        while let Some(message) = feed.blocking_recv() {
+            let started = Instant::now();
+            match message {
+                Feed::Remove(paths) => {
+                    for path in &paths {
+                        writer.delete_path(path);
+                    }
+                }
+                Feed::Add(inserted) => {
+                    let defined = group_names(&inserted.defined);
+                    for chunk in &inserted.chunks {
+                        writer.add(
+                            chunk,
+                            defined.get(&chunk.id).map(Vec::as_slice).unwrap_or(&[]),
+                        )?;
+                    }
+                }
             }
-            writer.add(
-                chunk,
-                defined.get(&chunk.id).map(Vec::as_slice).unwrap_or(&[]),
-            )?;
+            busy += started.elapsed();
         }
-        Ok(writer)
+        Ok((writer, busy))
     }
 
     /// How the held vector index of `model` differs from the live chunks;
@@ -416,14 +523,9 @@ impl Project {
             }
             None => self.catalog.chunks_missing_embeddings(&model).await?,
         };
-        // Identical content appears more than once (license headers, vendored
-        // copies): embed each hash once.
-        let mut seen = HashSet::new();
-        let todo: Vec<&Chunk> = missing
-            .iter()
-            .filter(|c| seen.insert(c.hash.as_str()))
-            .collect();
-        let total = todo.len() as u64;
+        // Identical content appears more than once (license headers,
+        // vendored copies): each hash is listed, and embedded, once.
+        let total = missing.len() as u64;
         let mut done = 0u64;
         progress(Progress {
             stage: Stage::Embed,
@@ -432,29 +534,42 @@ impl Project {
         });
         let mut unsaved: Vec<(String, Vec<f32>)> = Vec::new();
         let mut stored_at = Instant::now();
-        for batch in todo.chunks(EMBED_BATCH) {
-            if cancel.is_cancelled() {
-                // What was embedded is kept: the next run skips it.
-                self.catalog.store_embeddings(&model, &unsaved).await?;
-                return Err(Error::Cancelled);
-            }
-            let texts: Vec<String> = batch.iter().map(|c| embed_text(c)).collect();
-            let vectors = tokio::task::block_in_place(|| embedder.embed(&texts))?;
-            unsaved.extend(batch.iter().map(|c| c.hash.clone()).zip(vectors));
-            done += batch.len() as u64;
-            progress(Progress {
-                stage: Stage::Embed,
-                done,
-                total: Some(total),
-            });
-            // Few, large transactions: a commit per batch (and the WAL
-            // checkpoints they trigger) took 0.9 s of tokio's 1 s
-            // embedding stage, the embedding itself 0.1 s. A slow model
-            // still stores every few seconds, so a crash loses little.
-            if unsaved.len() >= EMBED_STORE_ROWS || stored_at.elapsed() >= EMBED_STORE_EVERY {
-                self.catalog.store_embeddings(&model, &unsaved).await?;
-                unsaved.clear();
-                stored_at = Instant::now();
+        // The texts are read a page at a time: all of them at once was the
+        // largest allocation of a first index with vectors.
+        for page in missing.chunks(EMBED_STORE_ROWS) {
+            let ids: Vec<ChunkId> = page.iter().map(|(id, _)| *id).collect();
+            let mut chunks: Vec<Chunk> = self
+                .catalog
+                .chunks(&ids)
+                .await?
+                .into_iter()
+                .map(|(chunk, _)| chunk)
+                .collect();
+            chunks.sort_unstable_by_key(|c| c.id);
+            for batch in chunks.chunks(EMBED_BATCH) {
+                if cancel.is_cancelled() {
+                    // What was embedded is kept: the next run skips it.
+                    self.catalog.store_embeddings(&model, &unsaved).await?;
+                    return Err(Error::Cancelled);
+                }
+                let texts: Vec<String> = batch.iter().map(embed_text).collect();
+                let vectors = tokio::task::block_in_place(|| embedder.embed(&texts))?;
+                unsaved.extend(batch.iter().map(|c| c.hash.clone()).zip(vectors));
+                done += batch.len() as u64;
+                progress(Progress {
+                    stage: Stage::Embed,
+                    done,
+                    total: Some(total),
+                });
+                // Few, large transactions: a commit per batch (and the WAL
+                // checkpoints they trigger) took 0.9 s of tokio's 1 s
+                // embedding stage, the embedding itself 0.1 s. A slow model
+                // still stores every few seconds, so a crash loses little.
+                if unsaved.len() >= EMBED_STORE_ROWS || stored_at.elapsed() >= EMBED_STORE_EVERY {
+                    self.catalog.store_embeddings(&model, &unsaved).await?;
+                    unsaved.clear();
+                    stored_at = Instant::now();
+                }
             }
         }
         self.catalog.store_embeddings(&model, &unsaved).await?;
@@ -498,6 +613,76 @@ struct VectorGaps {
     missing: Vec<ChunkId>,
     dead: usize,
     points: usize,
+}
+
+/// What one [`Project::read_and_commit`] works on.
+struct Step<'a> {
+    /// Files whose size or mtime moved (or that are new).
+    to_read: &'a [&'a WalkedFile],
+    /// The stored state of every indexed file the run looked at.
+    states: &'a HashMap<String, FileState>,
+    /// Indexed files the walk no longer found.
+    deletes: Vec<String>,
+    /// Whether the walk saw every file (so its diagnostics replace the
+    /// stored ones).
+    full: bool,
+    /// The catalog generation the run starts from.
+    generation: u64,
+}
+
+/// A message to the lexical feeder.
+enum Feed {
+    /// Paths whose documents leave.
+    Remove(Vec<String>),
+    /// A written batch's chunks come in.
+    Add(Inserted),
+}
+
+/// The value of a scoped thread that may not have started.
+fn joined<T>(handle: std::io::Result<std::thread::ScopedJoinHandle<'_, T>>) -> Result<T> {
+    handle
+        .map_err(|e| Error::Task(format!("cannot start an indexing thread: {e}")))?
+        .join()
+        .map_err(|panic| {
+            Error::Task(format!(
+                "indexing failed: {}",
+                panic_message(panic.as_ref())
+            ))
+        })
+}
+
+/// Files read per batch of [`Project::read_and_commit`], at most.
+const BATCH_FILES: usize = 256;
+/// Bytes of source per batch, at most (a single larger file is a batch
+/// of its own).
+const BATCH_BYTES: u64 = 4 << 20;
+
+/// `files` cut into consecutive batches of at most [`BATCH_FILES`] files and
+/// [`BATCH_BYTES`] bytes.
+fn batches<'a>(files: &'a [&'a WalkedFile]) -> Vec<&'a [&'a WalkedFile]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0u64;
+    for (i, file) in files.iter().enumerate() {
+        if i > start && (i - start >= BATCH_FILES || bytes + file.size > BATCH_BYTES) {
+            out.push(&files[start..i]);
+            start = i;
+            bytes = 0;
+        }
+        bytes += file.size;
+    }
+    if start < files.len() {
+        out.push(&files[start..]);
+    }
+    out
+}
+
+/// Source bytes per chunk, roughly (tokio: 5.6 MB of files read, 6,704
+/// chunks), to size the lexical writer before the chunks exist.
+const BYTES_PER_CHUNK: u64 = 800;
+
+fn estimated_chunks(bytes: u64) -> usize {
+    usize::try_from(bytes / BYTES_PER_CHUNK).unwrap_or(usize::MAX)
 }
 
 enum ReadOutcome {

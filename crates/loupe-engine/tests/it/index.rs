@@ -468,6 +468,119 @@ async fn cancelled_run_writes_nothing() {
     assert_eq!(index(&p).await.files_changed, 4);
 }
 
+/// A folder several times larger than one batch of the streaming commit
+/// (256 files): 700 small files, each defining its own function, and 40
+/// copies of one text.
+fn many_files(env: &Env) {
+    for i in 0..700 {
+        env.write(
+            &format!("m/f{i:03}.rs"),
+            format!("pub fn unique_name_{i:03}() -> u32 {{\n    {i}\n}}\n"),
+        );
+    }
+    for i in 0..40 {
+        env.write(
+            &format!("copies/c{i:02}.txt"),
+            "The same notice in every copy, embedded once.\n",
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_of_many_batches_is_one_commit_and_updates_across_batches() {
+    let env = Env::new();
+    many_files(&env);
+    let embedder = Arc::new(CountingEmbedder::default());
+    let p = env.open(Some(embedder.clone())).await;
+    let first = index(&p).await;
+    assert_eq!((first.files_changed, first.generation), (740, 1));
+    let status = p.status().await.unwrap();
+    assert_eq!((status.files, status.generation), (740, 1));
+    assert_eq!(status.lexical_chunks, status.chunks);
+    assert!(status.vectors_ready);
+    // One vector per distinct text: the 40 copies share one.
+    assert_eq!(
+        embedder.calls.load(Ordering::SeqCst) as u64,
+        status.chunks - 39
+    );
+    let before = ids_by_path(&p).await;
+    let all: std::collections::HashSet<i64> = before.values().flatten().copied().collect();
+    assert_eq!(all.len() as u64, status.chunks, "chunk ids are unique");
+    for name in ["unique_name_003", "unique_name_333", "unique_name_690"] {
+        let path = format!("m/f{}.rs", &name[12..]);
+        assert_eq!(search_paths(&p, name).await.first(), Some(&path), "{name}");
+    }
+
+    // Changes in the first and last batches, a deletion in the middle and
+    // a file that turned binary.
+    env.write("m/f010.rs", "pub fn renamed_in_the_first_batch() {}\n");
+    env.write("m/f600.rs", "pub fn renamed_in_the_last_batch() {}\n");
+    std::fs::remove_file(env.root().join("m/f300.rs")).unwrap();
+    env.write("m/f500.rs", b"\0\x01binary now".as_slice());
+    let r = index(&p).await;
+    assert_eq!((r.files_changed, r.files_deleted, r.generation), (2, 2, 2));
+    let after = ids_by_path(&p).await;
+    assert!(!after.contains_key("m/f300.rs") && !after.contains_key("m/f500.rs"));
+    assert_ne!(after["m/f010.rs"], before["m/f010.rs"]);
+    assert_eq!(after["m/f001.rs"], before["m/f001.rs"]);
+    assert_eq!(after["m/f699.rs"], before["m/f699.rs"]);
+    for (name, path) in [
+        ("renamed_in_the_first_batch", Some("m/f010.rs")),
+        ("renamed_in_the_last_batch", Some("m/f600.rs")),
+        ("unique_name_010", None),
+        ("unique_name_300", None),
+        ("unique_name_500", None),
+    ] {
+        let found = search_paths(&p, name).await;
+        match path {
+            Some(path) => assert_eq!(found.first().map(String::as_str), Some(path), "{name}"),
+            None => assert!(
+                !found.iter().any(|f| f.contains(&name[12..])),
+                "{name}: {found:?}"
+            ),
+        }
+    }
+    let status = p.status().await.unwrap();
+    assert_eq!((status.files, status.generation), (738, 2));
+    assert_eq!(status.lexical_chunks, status.chunks);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_mid_stream_rolls_back_the_batches_already_written() {
+    let env = Env::new();
+    many_files(&env);
+    let p = env.open(None).await;
+    let cancel = loupe_engine::CancelToken::new();
+    // Past 690 files read, the third batch is being read, so the catalog
+    // has taken the first (the channel between them holds one batch).
+    let late = |progress: loupe_engine::progress::Progress| {
+        if progress.stage == loupe_engine::progress::Stage::Parse && progress.done >= 690 {
+            cancel.cancel();
+        }
+    };
+    let r = p.index(&late, &cancel).await;
+    assert!(matches!(r, Err(loupe_engine::Error::Cancelled)), "{r:?}");
+    let status = p.status().await.unwrap();
+    assert_eq!(
+        (
+            status.files,
+            status.chunks,
+            status.lexical_chunks,
+            status.generation
+        ),
+        (0, 0, 0, 0)
+    );
+    let again = index(&p).await;
+    assert_eq!((again.files_changed, again.generation), (740, 1));
+    assert_eq!(
+        search_paths(&p, "unique_name_003")
+            .await
+            .first()
+            .map(String::as_str),
+        Some("m/f003.rs")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_project_paths_are_clear_errors() {
     let env = Env::new();
