@@ -289,6 +289,9 @@ impl Project {
                         self.write_batches(&step, parsed_rx, feed_tx, diagnostics, report),
                     ),
                     (Err(e), _) | (_, Err(e)) => {
+                        // Whichever thread did start stops once its channel
+                        // closes, so the joins below return.
+                        drop((parsed_rx, feed_tx));
                         Err(Error::Task(format!("cannot start an indexing thread: {e}")))
                     }
                 };
