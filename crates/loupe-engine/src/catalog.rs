@@ -708,13 +708,23 @@ impl Catalog {
         Ok(())
     }
 
-    /// (chunk id, vector) for every chunk whose content has a vector for `model`.
-    pub async fn chunk_vectors(&self, model: &str) -> Result<Vec<(ChunkId, Vec<f32>)>> {
+    /// Vectors of `model` for up to `limit` chunks with an id above
+    /// `after`, in chunk-id order: one page of a walk over every chunk's
+    /// vector, so a rebuild holds a page of decoded vectors, not all of
+    /// them twice (raw and decoded: 770 MB on the vendor corpus).
+    pub async fn chunk_vectors_after(
+        &self,
+        model: &str,
+        after: ChunkId,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, Vec<f32>)>> {
         let rows: Vec<(ChunkId, Vec<u8>)> = sqlx::query_as(
             "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash \
-             WHERE e.model = ? ORDER BY c.id",
+             WHERE e.model = ? AND c.id > ? ORDER BY c.id LIMIT ?",
         )
         .bind(model)
+        .bind(after)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
@@ -1242,6 +1252,60 @@ mod tests {
         assert_eq!(applied.inserted_paths, ["a.rs", "b.rs"]);
         assert_eq!(indexes(&catalog).await, before);
         assert_eq!(catalog.counts().await.expect("counts"), (2, 2));
+        catalog.close().await;
+    }
+
+    /// Paging through every chunk's vector a page at a time, as a rebuild
+    /// of the vector index does, meets each chunk with a vector once, in
+    /// id order, and stops on an empty page.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn vectors_page_through_every_chunk_in_id_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
+            .await
+            .expect("open");
+        let files: Vec<FileUpdate> = (0..5)
+            .map(|i| file(&format!("f{i}.rs"), &format!("name{i}"), "x"))
+            .collect();
+        let hashes: Vec<String> = files.iter().map(|f| f.chunks[0].hash.clone()).collect();
+        let mut staging = catalog.begin().await.expect("begin");
+        staging.insert(files).await.expect("insert");
+        let applied = staging.commit().await.expect("commit");
+        // Four of the five have a vector; the third does not.
+        let stored: Vec<(String, Vec<f32>)> = hashes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 2)
+            .map(|(i, h)| (h.clone(), vec![i as f32 + 1.0, 0.5]))
+            .collect();
+        catalog.store_embeddings("m", &stored).await.expect("store");
+        let mut seen = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = catalog
+                .chunk_vectors_after("m", after, 2)
+                .await
+                .expect("page");
+            assert!(page.len() <= 2);
+            let Some(&(last, _)) = page.last() else {
+                break;
+            };
+            after = last;
+            seen.extend(page);
+        }
+        let mut expected: Vec<ChunkId> = applied.inserted.clone();
+        let without = applied.inserted[2];
+        expected.retain(|id| *id != without);
+        expected.sort_unstable();
+        assert_eq!(seen.iter().map(|(id, _)| *id).collect::<Vec<_>>(), expected);
+        assert!(seen.iter().all(|(_, v)| v.len() == 2));
+        assert!(
+            catalog
+                .chunk_vectors_after("other", 0, 10)
+                .await
+                .expect("page")
+                .is_empty()
+        );
         catalog.close().await;
     }
 }

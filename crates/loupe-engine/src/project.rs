@@ -44,6 +44,9 @@ const EMBED_BATCH: usize = 64;
 /// embedded vectors wait to be stored.
 const EMBED_STORE_ROWS: usize = 2048;
 const EMBED_STORE_EVERY: Duration = Duration::from_secs(2);
+/// Vectors read from the catalog at a time when the vector index is
+/// rebuilt (8 MB of 256-dimensional floats).
+const VECTOR_PAGE: usize = 8192;
 /// How long a question waits for another process's lexical commit, once
 /// its catalog commit is seen, before answering from what it holds.
 const CATCH_UP_WAIT: Duration = Duration::from_secs(2);
@@ -781,9 +784,21 @@ impl Project {
         let Some(embedder) = self.cfg.embedder.clone() else {
             return Ok(());
         };
-        let vectors = self.catalog.chunk_vectors(embedder.model_id()).await?;
-        let index = VectorIndex::new(embedder.model_id(), embedder.dim(), vectors.len());
-        self.extend_vectors(index, vectors, generation).await
+        let model = embedder.model_id();
+        let mut index = VectorIndex::new(model, embedder.dim(), lock(&self.live).len());
+        let mut after = 0;
+        loop {
+            let page = self
+                .catalog
+                .chunk_vectors_after(model, after, VECTOR_PAGE)
+                .await?;
+            let Some(&(last, _)) = page.last() else {
+                break;
+            };
+            after = last;
+            tokio::task::block_in_place(|| index.insert(&page));
+        }
+        self.extend_vectors(index, Vec::new(), generation).await
     }
 
     /// Insert `vectors` into `index` off the async threads, save it as
