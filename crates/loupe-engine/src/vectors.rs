@@ -501,7 +501,7 @@ fn from_records(
     let len = record_len(manifest.dim);
     if manifest.dim == 0
         || records.len() != len.checked_mul(manifest.points)?
-        || base_len % len != 0
+        || !base_len.is_multiple_of(len)
     {
         return None;
     }
