@@ -58,7 +58,8 @@ print(f"\n{corpus}: {code[0]['files']} files, {code[0]['chunks']} chunks")
 print(f"  engine (the app's path), vectors on: open {med([r['open_ms'] for r in code]):.0f} ms, "
       f"ready {med([r['ready_ms'] for r in code]):.0f} ms, first prompt {med([r['first_prompt_ms'] for r in code]):.0f} ms "
       f"(partial: {code[0]['first_prompt_partial']}), every signal {med([r['complete_ms'] for r in code]):.0f} ms, "
-      f"peak RSS {med([r['rss_kb'] for r in code]) / 1024:.0f} MiB")
+      f"peak RSS {med([r['rss_kb'] for r in code]) / 1024:.0f} MiB, "
+      f"resident after the last answer {med([r['rss_after_kb'] for r in code]) / 1024:.0f} MiB")
 print(f"  engine, vectors off: first prompt {med([r['first_prompt_ms'] for r in none]):.0f} ms, "
       f"complete {med([r['complete_ms'] for r in none]):.0f} ms")
 ratio = med([a["complete_ms"] / b["complete_ms"] for a, b in zip(code, none)])

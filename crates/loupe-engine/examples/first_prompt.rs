@@ -2,7 +2,9 @@
 //! fresh data dir, index it, ask a question as soon as the run reports
 //! [`Stage::Ready`], then again once the run (vectors included) is over.
 //! The same engine calls the app's `open_project` and `assemble` make,
-//! without the window. Prints one JSON line of milliseconds.
+//! without the window. Prints one JSON line of milliseconds, and the
+//! process's resident memory after the last answer (what the app's engine
+//! holds while the user reads; Linux only, `null` elsewhere).
 //!
 //! `cargo run --release -p loupe-engine --example first_prompt -- \
 //!   PROJECT DATA_DIR code|none "QUESTION"` (`scripts/bench-first-prompt.sh`
@@ -64,7 +66,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "files": report.files_seen,
         "chunks": report.chunks_added,
         "tokens": again.assembly.report.used,
+        "rss_after_kb": resident_kb(),
     });
     println!("{line}");
     Ok(())
+}
+
+/// `VmRSS` of this process in KiB, from `/proc/self/status`.
+fn resident_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
