@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use loupe_assemble::learned::LinearModel;
 use loupe_assemble::rank::Ranker;
-use loupe_assemble::{Budget, Knobs};
+use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use loupe_engine::ablate::Ablations;
 use loupe_engine::embed::Embedder;
 use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, UnknownPins};
@@ -77,6 +77,30 @@ pub struct EvalArgs {
     /// the path of a model file.
     #[arg(long, default_value = "default")]
     pub ranker: String,
+    /// Knobs laid over the defaults for every example, as the JSON of a
+    /// knobs patch (the team file's keys), e.g. `{"diversity": 0.8}`: to
+    /// measure a knob's default before changing it.
+    #[arg(long)]
+    pub knobs: Option<String>,
+}
+
+/// The knobs every example starts from: the defaults, the `--model`, the
+/// `--ranker` and the `--knobs` patch; an out-of-range patch is an error.
+fn base_knobs(args: &EvalArgs) -> Result<Knobs> {
+    let mut knobs = Knobs {
+        model: args.model.clone(),
+        ranker: ranker(&args.ranker)?,
+        ..Knobs::default()
+    };
+    if let Some(json) = &args.knobs {
+        let mut patch: KnobsPatch =
+            serde_json::from_str(json).context("--knobs is not a knobs patch")?;
+        if let Some(problem) = patch.validate().first() {
+            bail!("--knobs: {problem}");
+        }
+        patch.apply(&mut knobs);
+    }
+    Ok(knobs)
 }
 
 /// The `--ranker` value as a knob.
@@ -190,7 +214,7 @@ pub async fn run(cli: &EvalContext, args: &EvalArgs) -> Result<()> {
         bail!("--budgets needs at least one positive token budget");
     }
     let ablations = Ablations::parse(&args.ablate)?;
-    let ranker = ranker(&args.ranker)?;
+    let base = base_knobs(args)?;
     let text = std::fs::read_to_string(&args.dataset)
         .with_context(|| format!("reading {}", args.dataset.display()))?;
     let mut examples =
@@ -242,7 +266,7 @@ pub async fn run(cli: &EvalContext, args: &EvalArgs) -> Result<()> {
         out.display(),
     );
     if !todo.is_empty() {
-        run_examples(cli, args, &ranker, &mut variants, &work, &todo).await?;
+        run_examples(cli, args, &base, &mut variants, &work, &todo).await?;
     }
     let mut json: Vec<serde_json::Value> = Vec::new();
     for v in &variants {
@@ -314,7 +338,7 @@ fn open_append(path: &Path) -> Result<std::fs::File> {
 async fn run_examples(
     cli: &EvalContext,
     args: &EvalArgs,
-    ranker: &Ranker,
+    base: &Knobs,
     variants: &mut [Variant],
     work: &Path,
     todo: &[&Example],
@@ -382,7 +406,7 @@ async fn run_examples(
                 let rows = if n == 0 { features.as_mut() } else { None };
                 let result = match (&prepared, project.as_ref()) {
                     (Ok(prep), Some(p)) => {
-                        predict(e, p, prep, args, ranker, &v.ablations, &mut cache, rows).await
+                        predict(e, p, prep, args, base, &v.ablations, &mut cache, rows).await
                     }
                     (Err(err), _) => Err(anyhow::anyhow!("{err:#}")),
                     (Ok(_), None) => Err(anyhow::anyhow!("no project")),
@@ -524,7 +548,7 @@ async fn predict(
     project: &Project,
     prep: &Prepared,
     args: &EvalArgs,
-    ranker: &Ranker,
+    base: &Knobs,
     ablations: &Ablations,
     cache: &mut AskCache,
     features: Option<&mut std::fs::File>,
@@ -537,20 +561,18 @@ async fn predict(
     // The built-in knobs on purpose: eval measures Loupe's defaults, so an
     // evaluated repo's own `.loupe.toml` (its team's weights, budget, model)
     // is never read; `loupe_engine::team` is deliberately not called here.
-    let base = Knobs {
-        model: args.model.clone(),
-        ranker: ranker.clone(),
+    let knobs = Knobs {
         // The commit's time, not the clock: the work tree's mtimes are when
         // it was checked out (after the commit), so every file's recency is
         // the same, and a rerun scores exactly alike (with the clock, the
         // seconds between checkouts moved items across LOD bands: 5 of 150
         // predictions differed between two runs of requests).
         now: prep.now,
-        ..Knobs::default()
+        ..base.clone()
     };
     let mut request = AskRequest {
         question: e.query.clone(),
-        knobs: base,
+        knobs,
         ablations: ablations.clone(),
         // `@name` in a pasted issue is usually a person, not a pin.
         unknown_pins: UnknownPins::Ignore,

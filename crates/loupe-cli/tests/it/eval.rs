@@ -234,4 +234,41 @@ fn eval_materializes_commits_incrementally_and_scores() {
     let first: Vec<_> = preds.into_iter().map(comparable).collect();
     let second: Vec<_> = lines(&rerun).into_iter().map(comparable).collect();
     assert_eq!(first, second);
+
+    // `--knobs` lays a patch over every example's knobs: a path weight of
+    // 0 hides the file the defaults packed.
+    let files = |p: &serde_json::Value| p["budgets"]["4000"]["packed_files"].clone();
+    assert_eq!(files(&p1), serde_json::json!(["src/config.rs"]));
+    let knobbed = tmp.path().join("hidden.jsonl");
+    let with_knobs = |knobs: &str, out: &Path| {
+        let mut cmd = loupe(&data);
+        cmd.args(["--embedder", "none", "eval"])
+            .arg(&dataset)
+            .arg("--repos")
+            .arg(&repos)
+            .arg("--work")
+            .arg(&work)
+            .arg("--out")
+            .arg(out)
+            .args(["--budgets", "2000,4000", "--knobs", knobs]);
+        cmd
+    };
+    let hide = r#"{"path_weights": [{"glob": "src/config.rs", "weight": 0}]}"#;
+    run_ok(&mut with_knobs(hide, &knobbed));
+    let hidden = lines(&knobbed);
+    let one = hidden.iter().find(|p| p["id"] == "t-1").unwrap();
+    assert_eq!(files(one), serde_json::json!([]), "{one}");
+    // Out of range, or not a patch: refused before any example runs.
+    for (bad, says) in [
+        (r#"{"diversity": 3}"#, "diversity"),
+        ("k=1", "not a knobs patch"),
+    ] {
+        let out = with_knobs(bad, &tmp.path().join("bad.jsonl"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+        assert!(!tmp.path().join("bad.jsonl").exists());
+    }
 }
