@@ -10,7 +10,7 @@
 //! This module does no I/O and calls no engine function.
 
 use loupe_assemble::classify::{Intent, QuestionType};
-use loupe_assemble::report::{DropReason, ItemStatus};
+use loupe_assemble::report::{BANNED, DropReason, ItemStatus};
 use loupe_assemble::{Assembly, Budget, Candidate, ChunkId, Knobs};
 use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, Target};
 use serde::{Deserialize, Serialize};
@@ -890,7 +890,7 @@ impl AssemblyDto {
             lod: None,
             tokens: 0,
             status: RowStatus::Banned,
-            reason: Some("banned by you".into()),
+            reason: Some(BANNED.into()),
             marked: marked(&selected.banned_by, MarkDto::Ban, c.chunk.id),
         }));
         for (i, row) in dto.rows.iter_mut().enumerate().skip(first_banned) {

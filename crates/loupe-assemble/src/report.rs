@@ -72,6 +72,11 @@ impl ItemStatus {
     }
 }
 
+/// Why a banned item is not in the prompt: the one wording of the app's
+/// row and the MCP server's `explain` (a ban is the caller's selection, not
+/// a [`DropReason`]: banned chunks never reach ranking).
+pub const BANNED: &str = "banned: kept out of the prompt";
+
 impl DropReason {
     /// Why the item is not in the prompt, in words: the one wording the
     /// CLI, the MCP server and the app show. `unit` names the budget's unit

@@ -99,7 +99,7 @@ fn a_banned_file_leaves_the_prompt_but_stays_listed_for_unbanning() {
     assert!(!rows.is_empty());
     for r in rows {
         assert_eq!(r.status, RowStatus::Banned);
-        assert_eq!(r.reason.as_deref(), Some("banned by you"));
+        assert_eq!(r.reason.as_deref(), Some(loupe_assemble::report::BANNED));
         assert_eq!(r.marked.as_ref().map(|m| m.mark), Some(MarkDto::Ban));
     }
     let ranks: Vec<u32> = banned.rows.iter().map(|r| r.rank).collect();

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use loupe_assemble::report::ItemStatus;
+use loupe_assemble::report::{BANNED, ItemStatus};
 use loupe_assemble::{ChunkId, ItemRow};
 use loupe_engine::golden::{self, Expected, GoldenQuestion, IndexedNames, Outcome};
 use loupe_engine::{Answer, Status};
@@ -420,7 +420,7 @@ pub fn explain_reply(answer: &Answer, target: &Named, index: &IndexedNames<'_>) 
         }
         Outcome::NotRetrieved if is_banned(answer, target) => {
             reply.verdict = Verdict::Banned;
-            reply.detail = "kept out of the prompt by a ban in this call".to_owned();
+            reply.detail = BANNED.to_owned();
         }
         Outcome::NotRetrieved => {
             reply.verdict = Verdict::NotRetrieved;
@@ -704,7 +704,7 @@ mod tests {
         );
         assert_eq!(
             explain(Named::File("b.rs".into())),
-            "file b.rs Banned: kept out of the prompt by a ban in this call"
+            "file b.rs Banned: banned: kept out of the prompt"
         );
         assert_eq!(
             explain(Named::File("e.rs".into())),
