@@ -109,17 +109,23 @@ fn eval_materializes_commits_incrementally_and_scores() {
     let data = tmp.path().join("data");
     let work = tmp.path().join("work");
     let out = tmp.path().join("pred.jsonl");
-    let eval = || {
-        let mut cmd = loupe(&data);
+    // `loupe eval` of the dataset with its own data dir, work dir and output.
+    let eval_into = |data: &Path, work: &Path, out: &Path| {
+        let mut cmd = loupe(data);
         cmd.args(["--embedder", "none", "eval"])
             .arg(&dataset)
             .arg("--repos")
             .arg(&repos)
             .arg("--work")
-            .arg(&work)
+            .arg(work)
             .arg("--out")
-            .arg(&out)
-            .args(["--budgets", "2000,4000", "--compare", "graph,lod", "--json"]);
+            .arg(out)
+            .args(["--budgets", "2000,4000"]);
+        cmd
+    };
+    let eval = || {
+        let mut cmd = eval_into(&data, &work, &out);
+        cmd.args(["--compare", "graph,lod", "--json"]);
         cmd
     };
     let stdout = run_ok(&mut eval());
@@ -209,16 +215,8 @@ fn eval_materializes_commits_incrementally_and_scores() {
     // A rerun from scratch (its own data and work dirs) ranks, packs and
     // scores alike; only timings and index counts differ.
     let rerun = tmp.path().join("rerun.jsonl");
-    let mut cmd = loupe(&tmp.path().join("data2"));
-    cmd.args(["--embedder", "none", "eval"])
-        .arg(&dataset)
-        .arg("--repos")
-        .arg(&repos)
-        .arg("--work")
-        .arg(tmp.path().join("work2"))
-        .arg("--out")
-        .arg(&rerun)
-        .args(["--budgets", "2000,4000", "--json"]);
+    let mut cmd = eval_into(&tmp.path().join("data2"), &tmp.path().join("work2"), &rerun);
+    cmd.arg("--json");
     let rerun_report: serde_json::Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
     assert_eq!(rerun_report["scores"], report["scores"]);
     // (An error names the work dir: compare whether there was one.)
@@ -241,16 +239,8 @@ fn eval_materializes_commits_incrementally_and_scores() {
     assert_eq!(files(&p1), serde_json::json!(["src/config.rs"]));
     let knobbed = tmp.path().join("hidden.jsonl");
     let with_knobs = |knobs: &str, out: &Path| {
-        let mut cmd = loupe(&data);
-        cmd.args(["--embedder", "none", "eval"])
-            .arg(&dataset)
-            .arg("--repos")
-            .arg(&repos)
-            .arg("--work")
-            .arg(&work)
-            .arg("--out")
-            .arg(out)
-            .args(["--budgets", "2000,4000", "--knobs", knobs]);
+        let mut cmd = eval_into(&data, &work, out);
+        cmd.args(["--knobs", knobs]);
         cmd
     };
     let hide = r#"{"path_weights": [{"glob": "src/config.rs", "weight": 0}]}"#;
