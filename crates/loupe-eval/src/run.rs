@@ -79,7 +79,9 @@ pub struct EvalArgs {
     pub ranker: String,
     /// Knobs laid over the defaults for every example, as the JSON of a
     /// knobs patch (the team file's keys), e.g. `{"diversity": 0.8}`: to
-    /// measure a knob's default before changing it.
+    /// measure a knob's default before changing it. The budget still comes
+    /// from --budgets, and an output file should hold one patch's answers
+    /// (a resumed run skips ids already in it).
     #[arg(long)]
     pub knobs: Option<String>,
 }
