@@ -143,10 +143,22 @@ def load(feature_files, data_dir):
     return names or [], queries
 
 
+# Chunk depths at which `file_metrics` asks whether every gold file has a
+# chunk: the packer admits items in score order, so a gold file whose best
+# chunk ranks below what a budget holds is not in the prompt however well
+# its file ranks (about 40 items fit 13k tokens in detail, 135 fit 27k).
+CHUNK_DEPTHS = (40, 135)
+
+
 def file_metrics(queries, scores):
     """acc@1/5/10 (all gold files in the top k files) and MRR (first gold
-    file), files ranked by their best chunk: the scorer's definitions."""
+    file), files ranked by their best chunk: the scorer's definitions. Also
+    the breadth a budget sees: the share of questions with every gold file
+    among the top CHUNK_DEPTHS chunks (`gold_in@N`), and the median number
+    of distinct files there (`files_in@N`)."""
     acc = {1: 0, 5: 0, 10: 0}
+    deep = {d: 0 for d in CHUNK_DEPTHS}
+    spread = {d: [] for d in CHUNK_DEPTHS}
     rr = 0.0
     for q, s in zip(queries, scores):
         order = np.argsort(-s, kind='stable')
@@ -161,9 +173,16 @@ def file_metrics(queries, scores):
             if f in q.gold:
                 rr += 1.0 / r
                 break
+        for d in CHUNK_DEPTHS:
+            top = {q.paths[i] for i in order[:d]}
+            deep[d] += q.gold <= top
+            spread[d].append(len(top))
     n = max(len(queries), 1)
     out = {f'acc@{k}': 100.0 * v / n for k, v in acc.items()}
     out['mrr'] = 100.0 * rr / n
+    for d in CHUNK_DEPTHS:
+        out[f'gold_in@{d}'] = 100.0 * deep[d] / n
+        out[f'files_in@{d}'] = float(np.median(spread[d])) if spread[d] else 0.0
     out['n'] = len(queries)
     return out
 

@@ -47,7 +47,7 @@ pub enum Group {
 }
 
 /// Number of features.
-pub const N_FEATURES: usize = 18;
+pub const N_FEATURES: usize = 21;
 
 /// The features, in model order: name and breakdown group.
 pub const FEATURES: [(&str, Group); N_FEATURES] = [
@@ -69,6 +69,9 @@ pub const FEATURES: [(&str, Group); N_FEATURES] = [
     ("file_chunks", Group::File),
     ("file_bm25_max", Group::File),
     ("file_bm25_hits", Group::File),
+    ("file_lead", Group::File),
+    ("lead_file_decay", Group::File),
+    ("lead_file_bm25_max", Group::File),
 ];
 
 /// Candidates of one file counted at most by `file_chunks`.
@@ -99,6 +102,37 @@ pub struct QueryStats {
     pub max_bm25: f32,
     /// Per path.
     pub files: std::collections::HashMap<String, FileStats>,
+    /// Each candidate's place among its file's candidates by the chunk's
+    /// own evidence ([`lead_order`]), 1 for the file's lead chunk; keyed by
+    /// chunk id.
+    pub within_file: std::collections::HashMap<crate::model::ChunkId, u32>,
+}
+
+/// The order of one file's candidates by the chunk's own evidence: BM25
+/// score, then symbol hits (exact first), then graph distance, then
+/// position in the file. The file-level features say how strong a file is;
+/// this says which of its chunks carries it. Without it every chunk of a
+/// strong file scores alike and a budget fills with one file's chunks
+/// (EVAL.md, session 17: the learned ranker's prompts held 24 files where
+/// the formula's held 37).
+fn lead_order(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    let (x, y) = (&a.signals, &b.signals);
+    let bm25 = |s: &Signals| s.bm25.filter(|v| v.is_finite()).unwrap_or(0.0);
+    bm25(y)
+        .total_cmp(&bm25(x))
+        .then(
+            y.symbol_hits
+                .min(MAX_HITS)
+                .cmp(&x.symbol_hits.min(MAX_HITS)),
+        )
+        .then(y.symbol_exact.cmp(&x.symbol_exact))
+        .then(
+            x.graph_distance
+                .unwrap_or(u8::MAX)
+                .cmp(&y.graph_distance.unwrap_or(u8::MAX)),
+        )
+        .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+        .then(a.chunk.id.cmp(&b.chunk.id))
 }
 
 impl QueryStats {
@@ -111,14 +145,23 @@ impl QueryStats {
             .fold(0.0f32, f32::max);
         let mut stats = QueryStats {
             max_bm25,
-            files: std::collections::HashMap::new(),
+            ..QueryStats::default()
         };
+        let mut by_file: std::collections::HashMap<&str, Vec<&Candidate>> =
+            std::collections::HashMap::new();
         for c in candidates {
             let rel = stats.bm25_rel(&c.signals);
             let f = stats.files.entry(c.chunk.path.clone()).or_default();
             f.chunks += 1;
             f.bm25_hits += u32::from(c.signals.bm25_rank.is_some());
             f.bm25_rel_max = f.bm25_rel_max.max(rel);
+            by_file.entry(&c.chunk.path).or_default().push(c);
+        }
+        for mut chunks in by_file.into_values() {
+            chunks.sort_by(|a, b| lead_order(a, b));
+            for (place, c) in (1u32..).zip(chunks) {
+                stats.within_file.entry(c.chunk.id).or_insert(place);
+            }
         }
         stats
     }
@@ -166,6 +209,13 @@ pub fn features(c: &Candidate, stats: &QueryStats) -> [f32; N_FEATURES] {
     let file = stats.files.get(&c.chunk.path).copied().unwrap_or_default();
     let symbol_hits = s.symbol_hits.min(MAX_HITS);
     let path_hits = s.path_hits.min(MAX_HITS);
+    // 1 for the file's lead chunk, ½ for the next, …; 1 for a chunk the
+    // statistics did not see (a lone candidate leads its file).
+    let lead = stats
+        .within_file
+        .get(&c.chunk.id)
+        .map_or(1.0, |&place| 1.0 / place.max(1) as f32);
+    let file_decay = decay(s.file_rank);
     [
         rrf(s.bm25_rank),
         inv(s.bm25_rank),
@@ -182,13 +232,16 @@ pub fn features(c: &Candidate, stats: &QueryStats) -> [f32; N_FEATURES] {
             .map_or(0.0, |d| 0.5f32.powi(i32::from(d))),
         path_hits as f32,
         flag(s.path_hits > 0),
-        decay(s.file_rank),
+        file_decay,
         inv(s.file_rank),
         decay(s.history_rank),
         inv(s.history_rank),
         (file.chunks as f32).min(MAX_FILE_CHUNKS) / MAX_FILE_CHUNKS,
         file.bm25_rel_max,
         (file.bm25_hits as f32).min(MAX_FILE_BM25_HITS) / MAX_FILE_BM25_HITS,
+        if file.chunks > 0 { lead } else { 0.0 },
+        lead * file_decay,
+        lead * file.bm25_rel_max,
     ]
 }
 
@@ -332,7 +385,7 @@ mod tests {
     fn candidate(path: &str, signals: Signals) -> Candidate {
         Candidate {
             chunk: Chunk {
-                id: 1,
+                id: signals.bm25.map_or(1, |s| s as i64 + 100),
                 path: path.into(),
                 language: "rust".into(),
                 kind: ChunkKind::Function,
@@ -416,7 +469,11 @@ mod tests {
         assert_eq!(x[15], 2.0 / 8.0); // two candidates of src/a.rs
         assert_eq!(x[16], 0.5); // its best relative BM25
         assert_eq!(x[17], 1.0 / 5.0); // one of them a BM25 hit
-        assert_eq!(features(&cands[2], &stats)[15..], x[15..]);
+        assert_eq!(features(&cands[2], &stats)[15..18], x[15..18]);
+        // src/a.rs's lead is the chunk BM25 found; the other gets half.
+        assert_eq!(x[18..], [1.0, 1.0, 0.5]);
+        assert_eq!(features(&cands[2], &stats)[18..], [0.5, 0.0, 0.25]); // it has no file rank
+        assert_eq!(features(&cands[1], &stats)[18..], [1.0, 0.0, 1.0]);
         assert_eq!(x[5], 2.0); // hits capped
         assert_eq!(x[8], 0.5); // one hop
         assert_eq!(x[11], 1.0); // file rank 1
