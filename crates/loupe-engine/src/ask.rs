@@ -268,9 +268,9 @@ impl Project {
         let mut query = RetrieveQuery::from_analysis(&searched, &analysis);
         query.primers = Some(knobs.primers.clone());
 
-        let generation = self.catch_up().await?;
-        // The key holds the history's head: the read `open` started first.
-        self.history_settled().await;
+        // One snapshot for the key and the retrieval filed under it.
+        let snapshot = self.snapshot().await?;
+        let generation = snapshot.generation;
         if generation == 0 {
             // Never a prompt about nothing: the shell indexes first (the
             // CLI does, with progress) or says what to run.
@@ -284,12 +284,12 @@ impl Project {
             question: searched.clone(),
             primers: knobs.primers.clone(),
             generation,
-            history: self.history_head(),
+            history: snapshot.history_head(),
             expand: request
                 .expand
                 .as_ref()
                 .map(|c| (c.base_url.clone(), c.model.clone())),
-            vector_points: self.vector_points(),
+            vector_points: snapshot.vector_points,
         };
         if cache.key.as_ref() != Some(&key) {
             // The secondary LLM's terms join the search (never the
@@ -320,7 +320,7 @@ impl Project {
                 query = RetrieveQuery::from_analysis(&expanded, &classify::analyze(&expanded));
                 query.primers = primers;
             }
-            let (retrieved, pins_dropped) = match self.retrieve_noting(&query).await {
+            let (retrieved, pins_dropped) = match self.retrieve_from(&snapshot, &query).await {
                 Ok(r) => (r, false),
                 Err(Error::Request(_))
                     if request.unknown_pins == UnknownPins::Ignore
@@ -329,12 +329,12 @@ impl Project {
                     let mut unpinned = query.clone();
                     unpinned.pinned_paths.clear();
                     unpinned.pinned_symbols.clear();
-                    (self.retrieve_noting(&unpinned).await?, true)
+                    (self.retrieve_from(&snapshot, &unpinned).await?, true)
                 }
                 Err(err) => return Err(err),
             };
             let signals = SignalsUsed {
-                history_commits: self.history_commits() as u64,
+                history_commits: snapshot.history_commits() as u64,
                 vectors: self.vector_coverage(),
                 vectors_failed: retrieved.vectors_failed,
             };

@@ -46,7 +46,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Where a project keeps its golden questions, relative to its root.
 pub const GOLDEN_FILE: &str = ".loupe/golden.toml";
@@ -476,7 +475,7 @@ pub async fn check_cached(
         let answer = project.ask(&request, ask_cache).await;
         let report = match answer.map(|a| a.assembly) {
             Ok(assembly) => {
-                let paths = Arc::clone(&project.paths.read().unwrap_or_else(|e| e.into_inner()));
+                let paths = project.indexed_paths();
                 let symbols = project
                     .definitions(&expected_symbols(q), usize::MAX)
                     .await?;

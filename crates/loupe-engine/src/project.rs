@@ -1,6 +1,8 @@
 //! `Project`: one indexed folder — opening (with recovery), catching up
-//! with other processes, the in-memory tables, status. The write path (index
-//! runs) is `project/write.rs`; retrieval lives in `retrieve.rs`.
+//! with other processes, the in-memory tables. Split by job: the write path
+//! (index runs) is `project/write.rs`; the read side (the [`Snapshot`] a
+//! question reads, status, coverage) is `project/read.rs`; retrieval, one
+//! module per signal, is `retrieve/`.
 //!
 //! *Architecture invariant:* one write path. [`Project::index`] is the only
 //! writer; it holds an in-process mutex and a cross-process lock file, commits
@@ -12,7 +14,11 @@
 //! generation, which [`Project::open`] detects and rebuilds from the
 //! catalog. The user's folder is only read.
 
+mod read;
 mod write;
+
+use read::CoverageMemo;
+pub(crate) use read::Snapshot;
 
 use crate::catalog::{Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging};
 use crate::chunk::{ChunkConfig, chunk_file};
@@ -358,17 +364,6 @@ impl std::fmt::Debug for Project {
     }
 }
 
-/// The last [`Project::vector_coverage`] count, and what it was counted
-/// over: the live set (held weakly, as `PrimerMemo` holds the paths: an
-/// update moves it, so pointer equality means "the same set") and the
-/// vector index's epoch.
-#[derive(Debug, Default)]
-struct CoverageMemo {
-    live: std::sync::Weak<HashSet<ChunkId>>,
-    epoch: u64,
-    value: (u64, u64),
-}
-
 fn lock<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -601,47 +596,6 @@ impl Project {
         Ok(commits)
     }
 
-    /// Commits in the history retrieval uses (0 when the project is not in
-    /// a git repository, git is missing, or history is turned off).
-    pub fn history_commits(&self) -> usize {
-        lock(&self.history)
-            .history
-            .as_ref()
-            .map_or(0, |h| h.commits())
-    }
-
-    /// The commit the history retrieval uses was read at (`None` without
-    /// history): with the index generation, what a cache of retrieved
-    /// candidates must key on.
-    pub fn history_head(&self) -> Option<String> {
-        lock(&self.history)
-            .history
-            .as_ref()
-            .map(|h| h.head().to_owned())
-    }
-
-    /// The project folder (canonical).
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// The project's data directory.
-    pub fn data_dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The catalog (read access for callers that list files or settings).
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
-    }
-
-    /// Every indexed path, sorted, as of the last index run: what a shell
-    /// checks a named file against before it asks (pins, bans, "is this
-    /// file in the prompt?").
-    pub fn indexed_paths(&self) -> Arc<BTreeSet<String>> {
-        Arc::clone(&self.paths.read().unwrap_or_else(|e| e.into_inner()))
-    }
-
     async fn rebuild_lexical(&self, generation: u64) -> Result<()> {
         let mut writer = self.lexical.writer()?;
         writer.delete_all()?;
@@ -839,40 +793,6 @@ impl Project {
         }
     }
 
-    /// Points in the held vector index (0 while none is held): it moves
-    /// when vectors land, so a cached retrieval made without them is not
-    /// re-used.
-    pub(crate) fn vector_points(&self) -> usize {
-        lock(&self.vectors).as_ref().map_or(0, VectorIndex::points)
-    }
-
-    /// Live chunks with a vector in the held vector index, and live
-    /// chunks; `None` without an embedder.
-    pub(crate) fn vector_coverage(&self) -> Option<(u64, u64)> {
-        self.cfg.embedder.as_ref()?;
-        // The epoch is read before the index and bumped after a swap, so a
-        // count is never filed under a newer epoch than the index it saw.
-        let epoch = self.vectors_epoch.load(Ordering::SeqCst);
-        let live = Arc::clone(&lock(&self.live));
-        let mut memo = self.coverage.lock().unwrap_or_else(|e| e.into_inner());
-        if memo.epoch == epoch && std::ptr::eq(memo.live.as_ptr(), Arc::as_ptr(&live)) {
-            return Some(memo.value);
-        }
-        // Every vector id against the live set: half a million lookups on
-        // a large project, once per index change rather than per question.
-        let with = match lock(&self.vectors).as_ref() {
-            Some(v) => v.ids().iter().filter(|id| live.contains(id)).count() as u64,
-            None => 0,
-        };
-        let value = (with, live.len() as u64);
-        *memo = CoverageMemo {
-            live: Arc::downgrade(&live),
-            epoch,
-            value,
-        };
-        Some(value)
-    }
-
     /// Hold `index` as the project's vector index (see `vectors_epoch`).
     pub(crate) fn hold_vectors(&self, index: VectorIndex) {
         *lock_mut(&self.vectors) = Some(index);
@@ -885,42 +805,6 @@ impl Project {
         let index = lock_mut(&self.vectors).take();
         self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
         index
-    }
-
-    /// What is indexed and which signals are ready.
-    pub async fn status(&self) -> Result<Status> {
-        self.catch_up().await?;
-        self.history_settled().await;
-        let (files, chunks) = self.catalog.counts().await?;
-        let vector_model = lock(&self.vectors).as_ref().map(|v| v.model().to_owned());
-        let vector_chunks = self.vector_coverage().map_or(0, |(with, _)| with);
-        Ok(Status {
-            root: self.root.clone(),
-            data_dir: self.dir.clone(),
-            files,
-            chunks,
-            generation: self.catalog.generation().await?,
-            lexical_chunks: self.lexical.len(),
-            vectors_ready: vector_model.is_some() && vector_chunks == chunks,
-            vector_model,
-            vector_chunks,
-            diagnostics: self.catalog.diagnostics().await?.len() as u64,
-            recovered: self.recovered.clone(),
-            history_commits: self.history_commits() as u64,
-            history_note: {
-                let s = lock(&self.history);
-                match (&s.source, &s.history) {
-                    (None, _) => Some("turned off".into()),
-                    (Some(_), Some(_)) => None,
-                    (Some(_), None) => s.note.clone(),
-                }
-            },
-        })
-    }
-
-    /// Diagnostics of the last run.
-    pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
-        self.catalog.diagnostics().await
     }
 }
 

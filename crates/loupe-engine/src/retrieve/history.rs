@@ -3,7 +3,7 @@
 
 use super::Gathered;
 use crate::lexical::FileHit;
-use crate::project::Project;
+use crate::project::{Project, Snapshot};
 use crate::{Result, RetrieveQuery};
 use loupe_assemble::ChunkId;
 use std::collections::HashMap;
@@ -15,15 +15,13 @@ impl Project {
     pub(super) async fn gather_history(
         &self,
         query: &RetrieveQuery,
+        snapshot: &Snapshot,
         terms: &[(String, f32)],
         files: &[FileHit],
         g: &mut Gathered,
     ) -> Result<()> {
         let limits = &query.limits;
-        let history = (self.history.read().unwrap_or_else(|e| e.into_inner()))
-            .history
-            .clone();
-        if let Some(history) = history {
+        if let Some(history) = &snapshot.history {
             let ranked = history.files(terms, limits.history)?;
             let best: HashMap<u64, ChunkId> = files.iter().map(|h| (h.key, h.best_chunk)).collect();
             let mut missing = Vec::new();

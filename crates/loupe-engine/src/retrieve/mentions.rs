@@ -3,7 +3,7 @@
 //! the primer files that go in whatever the question.
 
 use super::{DEFAULT_PRIMERS, Gathered};
-use crate::project::Project;
+use crate::project::{Project, Snapshot};
 use crate::{Error, Result, RetrieveQuery};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
@@ -15,9 +15,10 @@ impl Project {
     pub(super) async fn gather_mentions(
         &self,
         query: &RetrieveQuery,
+        snapshot: &Snapshot,
         g: &mut Gathered,
     ) -> Result<()> {
-        let all_paths = Arc::clone(&self.paths.read().unwrap_or_else(|e| e.into_inner()));
+        let all_paths = &snapshot.paths;
         let matching = |needle: &str| -> Vec<String> {
             let needle = needle.trim_start_matches("./").trim_start_matches('@');
             all_paths
@@ -47,7 +48,7 @@ impl Project {
             .primers
             .clone()
             .unwrap_or_else(|| DEFAULT_PRIMERS.iter().map(|s| (*s).to_owned()).collect());
-        let primer_files = self.primer_files(&all_paths, &primer_names);
+        let primer_files = self.primer_files(all_paths, &primer_names);
         let wanted: Vec<String> = path_files
             .iter()
             .chain(&pinned_files)

@@ -23,7 +23,7 @@ pub(crate) use mentions::PrimerMemo;
 pub use symbols::{Definitions, NameLookup};
 
 use crate::Result;
-use crate::project::Project;
+use crate::project::{Project, Snapshot};
 use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
@@ -187,16 +187,26 @@ impl Project {
 
     /// [`Project::retrieve`], also saying whether the vectors failed.
     pub async fn retrieve_noting(&self, query: &RetrieveQuery) -> Result<Retrieved> {
-        self.history_settled().await;
-        self.catch_up().await?;
+        let snapshot = self.snapshot().await?;
+        self.retrieve_from(&snapshot, query).await
+    }
+
+    /// [`Project::retrieve_noting`] over a snapshot the caller took (and
+    /// keys its cache on).
+    pub(crate) async fn retrieve_from(
+        &self,
+        snapshot: &Snapshot,
+        query: &RetrieveQuery,
+    ) -> Result<Retrieved> {
         let mut g = Gathered::default();
 
         let terms = crate::lexical::query_terms(&query.text, &query.identifiers);
         let files = self.gather_bm25(query, &terms, &mut g)?;
-        self.gather_history(query, &terms, &files, &mut g).await?;
-        let vectors_failed = self.gather_vectors(query, &mut g);
+        self.gather_history(query, snapshot, &terms, &files, &mut g)
+            .await?;
+        let vectors_failed = self.gather_vectors(query, snapshot, &mut g);
         self.gather_symbols(query, &mut g).await?;
-        self.gather_mentions(query, &mut g).await?;
+        self.gather_mentions(query, snapshot, &mut g).await?;
         // Last: its seeds are the best of everything above.
         self.gather_graph(query, &mut g).await?;
 

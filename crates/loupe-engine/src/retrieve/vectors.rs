@@ -2,22 +2,26 @@
 //! embedder is configured and the index has vectors.
 
 use super::Gathered;
-use crate::project::Project;
+use crate::project::{Project, Snapshot};
 use crate::{Result, RetrieveQuery};
 use loupe_assemble::ChunkId;
-use std::sync::Arc;
 
 impl Project {
     /// The question's vector neighbours. An embedder that fails on the
     /// question costs the vectors, not the question: the failure is
     /// returned for the caller to report, and the other signals answer.
-    pub(super) fn gather_vectors(&self, query: &RetrieveQuery, g: &mut Gathered) -> Option<String> {
+    pub(super) fn gather_vectors(
+        &self,
+        query: &RetrieveQuery,
+        snapshot: &Snapshot,
+        g: &mut Gathered,
+    ) -> Option<String> {
         let limits = &query.limits;
         let mut vectors_failed = None;
         if let Some(embedder) = self.cfg.embedder.clone()
             && !query.text.trim().is_empty()
         {
-            let live = Arc::clone(&self.live.read().unwrap_or_else(|e| e.into_inner()));
+            let live = &snapshot.live;
             let searched = tokio::task::block_in_place(|| -> Result<Vec<(ChunkId, f32)>> {
                 let guard = self.vectors.read().unwrap_or_else(|e| e.into_inner());
                 let Some(index) = guard.as_ref() else {
