@@ -221,29 +221,28 @@ def listnet_grad(w, q, breadth=0.0):
     chunks (what decides whether a budget reaches them)."""
     s = BETA * q.mult * (q.X @ w)
     ss = s[q.order]
+    sizes = np.diff(np.r_[q.starts, len(ss)])  # chunks per file, in `order`
     seg_max = np.maximum.reduceat(ss, q.starts)
-    shift = ss - np.repeat(seg_max, np.diff(np.r_[q.starts, len(ss)]))
+    shift = ss - np.repeat(seg_max, sizes)
     e = np.exp(GAMMA * shift)
     seg_sum = np.add.reduceat(e, q.starts)
     F = seg_max + np.log(seg_sum) / GAMMA
     pf = softmax(F)
     loss = -(q.tf * np.log(pf + 1e-12)).sum()
-    within = e / np.repeat(seg_sum, np.diff(np.r_[q.starts, len(ss)]))
-    g_sorted = np.repeat(pf - q.tf, np.diff(np.r_[q.starts, len(ss)])) * within
+    within = e / np.repeat(seg_sum, sizes)
     g = np.empty_like(s)
-    g[q.order] = g_sorted
+    g[q.order] = np.repeat(pf - q.tf, sizes) * within
+    pc = softmax(s) if breadth > 0 or q.tc.sum() > 0 else None
     if breadth > 0:
         # Each gold file's pooled score against every chunk, not every
         # file: a file whose chunks all score high costs once per chunk,
         # as it does in a budget (the packer admits chunks in score order).
         target = np.empty_like(s)
-        target[q.order] = np.repeat(q.tf, np.diff(np.r_[q.starts, len(ss)])) * within
-        pc = softmax(s)
+        target[q.order] = np.repeat(q.tf, sizes) * within
         lse = s.max() + np.log(np.exp(s - s.max()).sum())
         loss += breadth * (lse - (q.tf * F).sum())
         g += breadth * (pc - target)
     if q.tc.sum() > 0:
-        pc = softmax(s)
         loss += CHUNK_LOSS * -(q.tc * np.log(pc + 1e-12)).sum()
         g += CHUNK_LOSS * (pc - q.tc)
     g *= BETA * q.mult
