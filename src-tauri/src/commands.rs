@@ -23,7 +23,7 @@ use loupe_engine::ask::unix_now;
 use loupe_engine::golden;
 use loupe_engine::map::Marks;
 use loupe_engine::watch::WatchEvent;
-use loupe_engine::{AskRequest, Progress};
+use loupe_engine::{AskRequest, Progress, Unindexed};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -256,6 +256,8 @@ async fn ask_as_shown(
             Some(_) => None,
             None => prefs::expander(data_root),
         },
+        // Asked while a first index runs: from a scan, and the answer says so.
+        unindexed: Unindexed::Scan,
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;

@@ -13,7 +13,7 @@ use loupe_engine::embed::{
 };
 use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
 use loupe_engine::{
-    AskRequest, CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery, Until,
+    AskRequest, CancelToken, IndexReport, Project, ProjectConfig, RetrieveQuery, Unindexed, Until,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -237,6 +237,8 @@ pub(crate) async fn index_if_new(project: &Project, path: &Path, until: Until) -
 /// lexical` left out).
 async fn index_for(project: &Project, path: &Path, wait: Wait) -> Result<()> {
     match wait {
+        // An indexed project answers from its index; a new one from a scan.
+        Wait::Scan => Ok(()),
         Wait::Lexical => index_if_new(project, path, Until::Searchable).await,
         Wait::All => {
             index_if_new(project, path, Until::Complete).await?;
@@ -578,6 +580,10 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     let request = AskRequest {
         change,
         expand,
+        unindexed: match wait {
+            Wait::Scan => Unindexed::Scan,
+            Wait::Lexical | Wait::All => Unindexed::Refuse,
+        },
         ..AskRequest::new(question, knobs)
     };
     let answer = project

@@ -177,9 +177,12 @@ pub enum Command {
         expand_timeout_ms: u64,
         /// On a project that is not indexed yet: answer as soon as the
         /// lexical index, symbols and graph are built (`lexical`, the
-        /// default; the vectors come with the next `loupe index`), or once
+        /// default; the vectors come with the next `loupe index`), once
         /// every signal is (`all`, which also completes the vectors of an
-        /// index that lacks some).
+        /// index that lacks some), or at once from a scan of the files for
+        /// the question's words, without indexing (`scan`: seconds on any
+        /// folder; no symbols, graph, history or vectors, and the report
+        /// says so).
         #[arg(long, value_enum, default_value_t = Wait::Lexical)]
         wait: Wait,
         /// The knobs.
@@ -283,6 +286,8 @@ pub enum Wait {
     Lexical,
     /// Every signal, vectors included.
     All,
+    /// Nothing: a scan of the files, no index run.
+    Scan,
 }
 
 /// Report formats.

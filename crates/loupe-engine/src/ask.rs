@@ -47,6 +47,21 @@ pub enum UnknownPins {
     Ignore,
 }
 
+/// What to do with a question about a folder whose first index has not
+/// landed yet (nothing committed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unindexed {
+    /// Fail with [`Error::Request`] saying what to run: never a prompt
+    /// about nothing.
+    #[default]
+    Refuse,
+    /// Answer from a scan of the folder's files for the question's words
+    /// ([`crate::retrieve::Scanned`]), marked as such in the signals and
+    /// the report: what the app and `loupe query --wait scan` do while a
+    /// first index runs.
+    Scan,
+}
+
 /// The question of a change review typed without one.
 pub const DEFAULT_REVIEW_QUESTION: &str = "Review this change.";
 /// The share of the usable budget the diff itself may take; the rest is
@@ -104,6 +119,8 @@ pub struct AskRequest {
     pub ablations: Ablations,
     /// What to do with pins that name nothing.
     pub unknown_pins: UnknownPins,
+    /// What to do when the folder has no index yet.
+    pub unindexed: Unindexed,
     /// Change mode: this diff is (part of) the question. Its hunks are
     /// pinned, its changed lines searched with, the diff itself goes into
     /// the prompt, and the question type becomes review (unless set).
@@ -150,6 +167,9 @@ pub struct SignalsUsed {
     /// Why the vectors were not searched for this question although they
     /// are on (the embedder failed on it).
     pub vectors_failed: Option<String>,
+    /// Files read by a scan for the question's words, when the answer came
+    /// from one ([`Unindexed::Scan`]): no index existed yet.
+    pub scan: Option<u64>,
 }
 
 impl SignalsUsed {
@@ -161,6 +181,11 @@ impl SignalsUsed {
 
     /// One line for a report: what the answer was made from.
     pub fn describe(&self) -> String {
+        if let Some(files) = self.scan {
+            return format!(
+                "signals: a scan of {files} files for the question's words (the first index is not built yet: no symbols, graph, history or vectors)"
+            );
+        }
         let mut used = vec!["lexical index", "symbols", "graph"];
         if self.history_commits > 0 {
             used.push("commit history");
@@ -271,7 +296,8 @@ impl Project {
         // One snapshot for the key and the retrieval filed under it.
         let snapshot = self.snapshot().await?;
         let generation = snapshot.generation;
-        if generation == 0 {
+        let scanning = generation == 0 && request.unindexed == Unindexed::Scan;
+        if generation == 0 && !scanning {
             // Never a prompt about nothing: the shell indexes first (the
             // CLI does, with progress) or says what to run.
             return Err(Error::Request(format!(
@@ -320,7 +346,7 @@ impl Project {
                 query = RetrieveQuery::from_analysis(&expanded, &classify::analyze(&expanded));
                 query.primers = primers;
             }
-            let (retrieved, pins_dropped) = match self.retrieve_from(&snapshot, &query).await {
+            let (retrieved, pins_dropped) = match self.gather(&snapshot, &query, scanning).await {
                 Ok(r) => (r, false),
                 Err(Error::Request(_))
                     if request.unknown_pins == UnknownPins::Ignore
@@ -329,14 +355,22 @@ impl Project {
                     let mut unpinned = query.clone();
                     unpinned.pinned_paths.clear();
                     unpinned.pinned_symbols.clear();
-                    (self.retrieve_from(&snapshot, &unpinned).await?, true)
+                    (self.gather(&snapshot, &unpinned, scanning).await?, true)
                 }
                 Err(err) => return Err(err),
             };
-            let signals = SignalsUsed {
-                history_commits: snapshot.history_commits() as u64,
-                vectors: self.vector_coverage(),
-                vectors_failed: retrieved.vectors_failed,
+            let (retrieved, scan) = retrieved;
+            let signals = match scan {
+                Some(files) => SignalsUsed {
+                    scan: Some(files),
+                    ..SignalsUsed::default()
+                },
+                None => SignalsUsed {
+                    history_commits: snapshot.history_commits() as u64,
+                    vectors: self.vector_coverage(),
+                    vectors_failed: retrieved.vectors_failed,
+                    scan: None,
+                },
             };
             *cache = AskCache {
                 key: Some(key),
@@ -397,14 +431,21 @@ impl Project {
             .iter()
             .filter(|s| symbols.exact(s).is_empty())
         {
-            assembly.report.warnings.push(format!(
-                "@{sym} names no indexed file or symbol: nothing pinned"
-            ));
+            assembly.report.warnings.push(match scanning {
+                true => format!("@{sym}: symbols are not indexed yet: nothing pinned"),
+                false => format!("@{sym} names no indexed file or symbol: nothing pinned"),
+            });
         }
         if let Some(why) = self.why_nothing(&selected, &assembly).await? {
             assembly.report.warnings.push(why);
         }
-        if let Some(why) = &cache.signals.vectors_failed {
+        if cache.signals.scan.is_some() {
+            // The prompt came from a scan, not an index: the user should know.
+            assembly
+                .report
+                .warnings
+                .push(format!("partial index: {}", cache.signals.describe()));
+        } else if let Some(why) = &cache.signals.vectors_failed {
             assembly.report.warnings.push(format!(
                 "answered without vectors: the embedder failed on this question ({why})"
             ));
@@ -423,7 +464,11 @@ impl Project {
             .collect();
         in_prompt.sort();
         in_prompt.dedup();
-        let stale = self.stale_paths(&in_prompt).await?;
+        // A scan read the files just now.
+        let stale = match scanning {
+            true => Vec::new(),
+            false => self.stale_paths(&in_prompt).await?,
+        };
         Ok(Answer {
             assembly,
             selected,
@@ -437,6 +482,35 @@ impl Project {
 }
 
 impl Project {
+    /// Retrieval from the index at `snapshot`, or, when `scanning`, from a
+    /// scan of the folder (with the number of files it read).
+    async fn gather(
+        &self,
+        snapshot: &crate::project::Snapshot,
+        query: &crate::RetrieveQuery,
+        scanning: bool,
+    ) -> Result<(crate::Retrieved, Option<u64>)> {
+        if !scanning {
+            return Ok((self.retrieve_from(snapshot, query).await?, None));
+        }
+        let (root, walk, chunk) = (
+            self.root.clone(),
+            self.cfg.walk.clone(),
+            self.cfg.chunk.clone(),
+        );
+        let query = query.clone();
+        let cancel = crate::CancelToken::new();
+        let scanned = tokio::task::spawn_blocking(move || {
+            crate::retrieve::scan(&root, &walk, &chunk, &query, &cancel)
+        })
+        .await??;
+        let retrieved = crate::Retrieved {
+            candidates: scanned.candidates,
+            vectors_failed: None,
+        };
+        Ok((retrieved, Some(scanned.files)))
+    }
+
     /// Reads `spec`'s diff and turns it into pins, search words and notes.
     async fn review(&self, spec: &DiffSpec, knobs: &Knobs) -> Result<Review> {
         let root = self.root.clone();
@@ -559,7 +633,12 @@ impl Project {
         }
         if selected.candidates.is_empty() {
             let status = self.status().await?;
-            let why = if status.chunks == 0 {
+            let why = if status.generation == 0 {
+                format!(
+                    "nothing was retrieved: no file under {} that Loupe can read uses the question's words (a scan: the first index is not built yet)",
+                    self.root().display()
+                )
+            } else if status.chunks == 0 {
                 format!(
                     "nothing was retrieved: the index of {} is empty (no file Loupe can read; see `loupe status`)",
                     self.root().display()

@@ -57,7 +57,7 @@ pub mod vectors;
 pub mod walk;
 pub mod watch;
 
-pub use ask::{Answer, AskCache, AskRequest, SignalsUsed, UnknownPins};
+pub use ask::{Answer, AskCache, AskRequest, SignalsUsed, Unindexed, UnknownPins};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};
 pub use progress::{CancelToken, Progress, ProgressSink, Stage};

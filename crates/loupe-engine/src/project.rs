@@ -19,6 +19,7 @@ mod write;
 
 use read::CoverageMemo;
 pub(crate) use read::Snapshot;
+pub(crate) use write::{ReadOutcome, read_and_chunk};
 
 use crate::catalog::{Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging};
 use crate::chunk::{ChunkConfig, chunk_file};
@@ -42,7 +43,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// Bytes sniffed for NUL to call a file binary (git uses the same 8,000).
-const BINARY_SNIFF_BYTES: usize = 8000;
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8000;
 /// Chunks embedded per call; large enough to keep both cores busy, small
 /// enough that cancel and progress stay responsive.
 const EMBED_BATCH: usize = 64;

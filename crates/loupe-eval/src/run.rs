@@ -24,7 +24,9 @@ use loupe_assemble::rank::Ranker;
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use loupe_engine::ablate::Ablations;
 use loupe_engine::embed::Embedder;
-use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, UnknownPins};
+use loupe_engine::{
+    AskCache, AskRequest, CancelToken, Project, ProjectConfig, Unindexed, UnknownPins,
+};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -84,6 +86,11 @@ pub struct EvalArgs {
     /// (a resumed run skips ids already in it).
     #[arg(long)]
     pub knobs: Option<String>,
+    /// Answer every question from a scan of the checkout, never indexing
+    /// it: what a user gets while a folder's first index is being built
+    /// (`loupe query --wait scan`).
+    #[arg(long)]
+    pub scan: bool,
 }
 
 /// The knobs every example starts from: the defaults, the `--model`, the
@@ -397,7 +404,7 @@ async fn run_examples(
             let mut cfg = ProjectConfig::new(&data_root);
             cfg.walk.max_file_bytes = cli.max_file_bytes;
             cfg.embedder = embedder.clone();
-            let prepared = prepare(e, &wt, &mut project, cfg, &cancel, &bar).await;
+            let prepared = prepare(e, &wt, &mut project, cfg, args.scan, &cancel, &bar).await;
             // One retrieval per example, shared by every budget and variant.
             let mut cache = AskCache::default();
             for (n, v) in variants.iter_mut().enumerate() {
@@ -480,12 +487,15 @@ struct Prepared {
     index: IndexStats,
 }
 
-/// Check out `e.base_commit` and bring the index up to date.
+/// Check out `e.base_commit` and bring the index up to date (unless the
+/// questions are answered from a scan).
+#[allow(clippy::too_many_arguments)] // one example's whole context; a struct would only rename them
 async fn prepare(
     e: &Example,
     wt: &Worktree,
     project: &mut Option<Project>,
     cfg: ProjectConfig,
+    scan: bool,
     cancel: &CancelToken,
     bar: &ProgressBar,
 ) -> Result<Prepared> {
@@ -516,6 +526,14 @@ async fn prepare(
             ));
         }
     };
+    if scan {
+        return Ok(Prepared {
+            now,
+            checkout_ms,
+            index_ms: 0.0,
+            index: IndexStats::default(),
+        });
+    }
     let report = project.index(&sink, cancel).await.context("indexing")?;
     // The work tree has no `.git`: its history is the mirror's, up to the
     // example's base commit (never the fix itself, which comes after it).
@@ -578,6 +596,10 @@ async fn predict(
         ablations: ablations.clone(),
         // `@name` in a pasted issue is usually a person, not a pin.
         unknown_pins: UnknownPins::Ignore,
+        unindexed: match args.scan {
+            true => Unindexed::Scan,
+            false => Unindexed::Refuse,
+        },
         ..AskRequest::default()
     };
     let t = Instant::now();

@@ -109,6 +109,32 @@ fn query_on_an_unindexed_folder_indexes_it_first() {
     assert!(prompt.contains("fn helper_"), "{prompt}");
 }
 
+/// Issue 13: `--wait scan` answers a folder never indexed from a scan of
+/// its files, says so, and leaves no index behind.
+#[test]
+fn query_with_wait_scan_answers_without_indexing() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 3);
+    let out = loupe(data.path())
+        .args(["--embedder", "none", "query", "--wait", "scan", "--report"])
+        .arg(dir.path())
+        .arg("how is the frobnication number computed?")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("indexing it first"), "{stderr}");
+    assert!(
+        stderr.contains("partial index: signals: a scan of"),
+        "{stderr}"
+    );
+    let prompt = String::from_utf8_lossy(&out.stdout);
+    assert!(prompt.contains("fn helper_"), "{prompt}");
+    let status = run_ok(loupe(data.path()).args(["status"]).arg(dir.path()));
+    assert!(status.contains("generation: 0"), "{status}");
+}
+
 #[test]
 fn query_weights_budget_and_pins_shape_the_prompt() {
     let data = tempfile::tempdir().unwrap();

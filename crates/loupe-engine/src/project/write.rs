@@ -688,7 +688,7 @@ fn estimated_chunks(bytes: u64) -> usize {
     usize::try_from(bytes / BYTES_PER_CHUNK).unwrap_or(usize::MAX)
 }
 
-enum ReadOutcome {
+pub(crate) enum ReadOutcome {
     Cancelled,
     Unchanged(String, u64, i64),
     Changed(Box<FileUpdate>, Vec<Diagnostic>),
@@ -696,7 +696,11 @@ enum ReadOutcome {
 }
 
 /// Read one file, decide whether its content changed, and chunk it if so.
-fn read_and_chunk(file: &WalkedFile, stored: Option<&FileState>, cfg: &ChunkConfig) -> ReadOutcome {
+pub(crate) fn read_and_chunk(
+    file: &WalkedFile,
+    stored: Option<&FileState>,
+    cfg: &ChunkConfig,
+) -> ReadOutcome {
     let bytes = match std::fs::read(&file.abs) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

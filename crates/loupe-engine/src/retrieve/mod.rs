@@ -16,10 +16,13 @@ mod bm25;
 mod graph;
 mod history;
 mod mentions;
+mod scan;
 mod symbols;
 mod vectors;
 
 pub(crate) use mentions::PrimerMemo;
+pub use scan::Scanned;
+pub(crate) use scan::scan;
 pub use symbols::{Definitions, NameLookup};
 
 use crate::Result;

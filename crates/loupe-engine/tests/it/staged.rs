@@ -191,3 +191,89 @@ async fn the_vector_coverage_follows_every_index_change() {
     );
     assert_eq!(p.status().await.unwrap().vector_chunks, chunks);
 }
+
+/// Issue 13: a folder whose first index has not landed answers from a scan
+/// of its files, says so, and answers from the index once it lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_before_the_first_index_is_answered_from_a_scan() {
+    use loupe_engine::Unindexed;
+    let env = Env::new();
+    sample_project(&env);
+    // What the walk admits but no reader can use: binary, not UTF-8.
+    env.write("data/blob.bin", b"pack_items\0\x01\x02 budget");
+    env.write("src/latin1.rs", b"// pack_items budget caf\xe9\n");
+    let p = env.open(None).await;
+    let request = AskRequest {
+        unindexed: Unindexed::Scan,
+        ..AskRequest::new(QUESTION, Knobs::default())
+    };
+    let mut cache = AskCache::default();
+    let scanned = p.ask(&request, &mut cache).await.unwrap();
+    assert_eq!(scanned.signals.scan, Some(5), "{:?}", scanned.signals);
+    let first = scanned.assembly.items.iter().find(|i| i.lod.is_some());
+    assert_eq!(first.map(|i| i.path.as_str()), Some("src/pack.rs"));
+    assert!(scanned.assembly.prompt.contains("pub fn pack_items"));
+    assert!(
+        scanned
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("partial index: signals: a scan of 5 files")),
+        "{:?}",
+        scanned.assembly.report.warnings
+    );
+    assert!(
+        scanned
+            .selected
+            .candidates
+            .iter()
+            .all(|c| c.chunk.path != "data/blob.bin" && c.chunk.path != "src/latin1.rs")
+    );
+    // A pinned path that names no file is refused, as with an index.
+    let pinned = AskRequest {
+        unindexed: Unindexed::Scan,
+        ..AskRequest::new(format!("{QUESTION} @src/nope.rs"), Knobs::default())
+    };
+    let e = p.ask(&pinned, &mut AskCache::default()).await.unwrap_err();
+    assert!(e.to_string().contains("@src/nope.rs"), "{e}");
+    // Words no file uses: nothing, and a reason that is not "empty index".
+    let none = AskRequest {
+        unindexed: Unindexed::Scan,
+        ..AskRequest::new(
+            "zebra quokka",
+            Knobs {
+                primers: Vec::new(),
+                ..Knobs::default()
+            },
+        )
+    };
+    let nothing = p.ask(&none, &mut AskCache::default()).await.unwrap();
+    assert!(
+        nothing
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.contains("uses the question's words")),
+        "{:?}",
+        nothing.assembly.report.warnings
+    );
+
+    // The index lands: the same cache retrieves again, from the index.
+    searchable(&p).await;
+    let indexed = p.ask(&request, &mut cache).await.unwrap();
+    assert_eq!(indexed.signals.scan, None);
+    assert!(
+        !indexed
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.contains("a scan of")),
+        "{:?}",
+        indexed.assembly.report.warnings
+    );
+    let first = indexed.assembly.items.iter().find(|i| i.lod.is_some());
+    assert_eq!(first.map(|i| i.path.as_str()), Some("src/pack.rs"));
+}
