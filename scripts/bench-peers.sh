@@ -13,7 +13,9 @@
 # round) so machine load falls on all alike; medians reported:
 #   - time from nothing to a prompt. Loupe: cold `loupe index` into an empty
 #     data dir + the first `loupe query`, vectors off (`--embedder none`,
-#     lexical-ready). Peers: one pack run each (Repomix plain and
+#     lexical-ready). Also Loupe's first prompt on a folder it never
+#     indexed: `loupe query --wait scan` into an empty data dir (a scan of
+#     the files, issue 13). Peers: one pack run each (Repomix plain and
 #     `--compress`, code2prompt, yek);
 #   - the size of each output in o200k_base tokens, all counted by one
 #     program (scripts/count-tokens, tiktoken-rs as in Loupe);
@@ -29,6 +31,8 @@
 #   SKIP_WARM=1     skip the warm-index measurements and cargo benches
 #   TOOL_TIMEOUT=s  give up on one run after s seconds (default 3600)
 #   SUMMARY_ONLY=1  only print the summary of what WORKDIR already holds
+#   TOOLS="..."     only these (of loupe loupe_scan repomix repomix_compress
+#                   code2prompt yek), e.g. a quick round of two
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-corpus.sh
@@ -123,6 +127,11 @@ run_loupe() {
   measure loupe-query "$1" "$work/out/loupe.xml" \
     "$loupe" --data-dir "$work/data" --embedder none query "$corpus" "$question"
 }
+run_loupe_scan() {
+  rm -rf "$work/data-scan"
+  measure loupe-scan "$1" "$work/out/loupe-scan.xml" \
+    "$loupe" --data-dir "$work/data-scan" --embedder none query --wait scan "$corpus" "$question"
+}
 run_repomix() {
   measure repomix "$1" "$work/logs/repomix.$1.out" "$repomix" --quiet --style xml \
     --output "$work/out/repomix.xml" "$corpus"
@@ -140,10 +149,15 @@ run_yek() {
   measure yek "$1" "$work/out/yek.txt" "$peers/bin/yek" "$corpus"
 }
 
-tools=(loupe)
+tools=(loupe loupe_scan)
 [ -n "${installed[repomix]:-}" ] && tools+=(repomix repomix_compress)
 [ -n "${installed[code2prompt]:-}" ] && tools+=(code2prompt)
 [ -n "${installed[yek]:-}" ] && tools+=(yek)
+if [ -n "${TOOLS:-}" ]; then
+  wanted=()
+  for t in "${tools[@]}"; do [[ " $TOOLS " == *" $t "* ]] && wanted+=("$t"); done
+  tools=("${wanted[@]}")
+fi
 n=${#tools[@]}
 for ((round = 1; round <= runs; round++)); do
   for ((i = 0; i < n; i++)); do
@@ -154,7 +168,7 @@ for ((round = 1; round <= runs; round++)); do
   done
 done
 
-"$count" "$work"/out/loupe.xml "$work"/out/repomix*.xml "$work"/out/code2prompt.md \
+"$count" "$work"/out/loupe.xml "$work"/out/loupe-scan.xml "$work"/out/repomix*.xml "$work"/out/code2prompt.md \
   "$work"/out/yek.txt 2> /dev/null > "$work/tokens.txt" || true
 
 # --- Loupe on the warm index left by the last round.
@@ -196,7 +210,7 @@ print(open(f"{work}/meta.txt").read().rstrip())
 print()
 print("| tool | runs | time to a prompt, median (all runs) | peak RSS | load during | output tokens (o200k) | output bytes | failures |")
 print("|---|---|---|---|---|---|---|---|")
-order = ["loupe", "loupe-index", "loupe-query", "repomix", "repomix-compress", "code2prompt", "yek"]
+order = ["loupe", "loupe-index", "loupe-query", "loupe-scan", "repomix", "repomix-compress", "code2prompt", "yek"]
 for name in order:
     if name not in by:
         continue
@@ -209,6 +223,12 @@ for name in order:
           f"| {tok[0] if tok[0] is not None else '—'} | {tok[1] if tok[1] is not None else '—'} "
           f"| {len(rs) - len(ok)} |")
 print()
+scan = [r[0] for r in by.get("loupe-scan", []) if r[3] == 0]
+peer = [r[0] for r in by.get("code2prompt", []) if r[3] == 0]
+if scan and peer:
+    ratio = med(scan) / med(peer)
+    print(f"Loupe first prompt from a scan (--wait scan) / code2prompt: time {ratio:.3f}x")
+    print(f"  target (issue 13): <= 0.5 x code2prompt: {'met' if ratio <= 0.5 else 'not met'}")
 if "loupe" in by:
     lt = med([r[0] for r in by["loupe"] if r[3] == 0] or [float("nan")])
     ltok = tokens.get("loupe", (None,))[0]
