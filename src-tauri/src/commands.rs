@@ -115,6 +115,16 @@ pub async fn open_indexed(
     Ok(Some((&status).into()))
 }
 
+/// The status of a project whose first index is still running, to show it
+/// before that index lands (generation 0 until it does): questions asked
+/// meanwhile are answered from a scan of its files (`assemble` asks with
+/// `Unindexed::Scan`), and their report says so.
+#[tauri::command]
+pub async fn open_scanning(state: State<'_, AppState>, path: String) -> CommandResult<StatusDto> {
+    let open = state.open(Path::new(&path)).await?;
+    Ok((&open.project.status().await?).into())
+}
+
 /// Ask the running index job of `root` to stop; `false` when none runs.
 #[tauri::command]
 pub fn cancel_index(state: State<'_, AppState>, root: String) -> CommandResult<bool> {

@@ -30,6 +30,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
         .invoke_handler(tauri::generate_handler![
             commands::open_project,
             commands::open_indexed,
+            commands::open_scanning,
             commands::cancel_index,
             commands::project_status,
             commands::diagnostics,

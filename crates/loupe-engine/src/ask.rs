@@ -56,7 +56,7 @@ pub enum Unindexed {
     #[default]
     Refuse,
     /// Answer from a scan of the folder's files for the question's words
-    /// ([`crate::retrieve::Scanned`]), marked as such in the signals and
+    /// (`retrieve::scan`), marked as such in the signals and
     /// the report: what the app and `loupe query --wait scan` do while a
     /// first index runs.
     Scan,

@@ -196,6 +196,40 @@ fn secret_redaction_can_be_turned_off() {
     assert!(off.prompt.contains("AKIAIOSFODNN7EXAMPLF"));
 }
 
+/// Issue 13: a project shown before its first index lands answers from a
+/// scan of its files, and says so; once indexed, from the index.
+#[test]
+fn a_project_not_indexed_yet_answers_from_a_scan() {
+    let h = Harness::new();
+    let status: StatusDto = h.ok("open_scanning", json!({ "path": h.root() }));
+    assert_eq!(status.generation, 0);
+    let scanned: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    assert_eq!(scanned.rows[0].path, "src/pack.rs");
+    assert!(
+        scanned
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.contains("partial index: signals: a scan of")),
+        "{:?}",
+        scanned.report.warnings
+    );
+    h.open();
+    let indexed: AssemblyDto = h.ok("assemble", h.ask(QUESTION, json!({})));
+    assert_eq!(indexed.rows[0].path, "src/pack.rs");
+    assert!(
+        !indexed
+            .report
+            .warnings
+            .iter()
+            .any(|w| w.contains("a scan of")),
+        "{:?}",
+        indexed.report.warnings
+    );
+    let e = h.err("open_scanning", json!({ "path": h.root().join("nope") }));
+    assert_eq!(e["code"], "bad_project");
+}
+
 #[test]
 fn an_indexed_project_reopens_without_indexing() {
     let h = Harness::new();

@@ -465,6 +465,43 @@ test('dropping a folder on the window opens it (a real X drag and drop)', async 
   }
 });
 
+test('a large first open answers from a scan of its files before the index lands, then from the index', async () => {
+  // 4,000 small files: over the app's threshold for showing a first open
+  // before its index (2,000 files), and seconds of indexing in a debug build
+  // (a scan of them takes a fraction of that).
+  const big = join(work, 'big-project');
+  for (let d = 0; d < 80; d++) {
+    mkdirSync(join(big, `mod_${d}`), { recursive: true });
+    for (let f = 0; f < 50; f++) {
+      const n = d * 50 + f;
+      const special = n === 1234 ? '/// Guards the ring buffer against overflow.\npub fn ring_overflow_guard(len: usize) -> bool {\n    len > 4096\n}\n' : '';
+      writeFileSync(join(big, `mod_${d}`, `part_${f}.rs`), `//! Part ${n}.\n\npub fn helper_${n}(x: u64) -> u64 {\n    x.wrapping_mul(${n})\n}\n${special}`);
+    }
+  }
+  await (await byId('path-input')).setValue(big);
+  await (await byId('open-button')).click();
+  await (await browser.$('[data-testid="signal-lexical"][data-state="scan"]')).waitForDisplayed({ timeout: INDEX_TIMEOUT_MS });
+  await (await byId('question-input')).setValue('where is the ring buffer overflow guard?');
+  const scanWarning = () =>
+    browser.execute(() =>
+      [...document.querySelectorAll('[data-testid="warning"]')].some((w) => /signals: a scan of \d+ files/.test(w.textContent ?? '')),
+    );
+  await browser.waitUntil(async () => (await rowPaths()).includes('mod_24/part_34.rs') && (await scanWarning()), {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: 'no answer from a scan before the index landed',
+  });
+  await screenshot('app-scan.png');
+
+  // The index lands: the question is asked again, from it.
+  await (await browser.$('[data-testid="signal-lexical"][data-state="ready"]')).waitForDisplayed({ timeout: INDEX_TIMEOUT_MS });
+  await browser.waitUntil(async () => !(await scanWarning()), {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: 'not asked again once the index landed',
+  });
+  assert.equal((await rowPaths())[0], 'mod_24/part_34.rs');
+  assert.match(await (await byId('status-files')).getText(), /^4000 files$/);
+});
+
 test('Save… asks with the native dialog and writes the previewed prompt there', async () => {
   // Last before the app is restarted: twice in about ten runs WebKit's page
   // crashed within seconds of the GTK save dialog closing, and took every

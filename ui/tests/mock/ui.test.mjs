@@ -214,6 +214,44 @@ test('a first open is usable at its lexical stage; when the vectors land the que
   await p.close();
 });
 
+test('a large first open answers from a scan of its files, then from the index when it lands', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/scan');
+  await p.getByTestId('open-button').click();
+  // Shown as soon as its 5,000 files are listed, with the index's progress.
+  await p.getByTestId('status').waitFor();
+  assert.equal(await p.getByTestId('signal-lexical').getAttribute('data-state'), 'scan');
+  await p.waitForFunction(() => /file scan · index reading \d+\/5000 files/.test(document.querySelector('[data-testid="signal-lexical"]')?.textContent ?? ''));
+  assert.match(await p.getByTestId('status-files').innerText(), /not indexed yet/);
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  // The report says where the prompt came from.
+  assert.match(await p.getByTestId('warning').allInnerTexts().then((w) => w.join('\n')), /partial index: signals: a scan of 5000 files/);
+  const render = p.locator('[data-testid="chunk-row"][data-path="src/render.rs"]').first();
+  assert.equal(await render.getAttribute('data-status'), 'dropped');
+  // The index lands: the question is asked again and what it brought in is
+  // marked, although an answer from a scan numbers its rows its own way.
+  await p.waitForFunction(() => document.querySelector('[data-testid="signal-lexical"]')?.getAttribute('data-state') === 'ready', null, { timeout: 15000 });
+  await p.waitForFunction(() => document.querySelector('[data-testid="chunk-row"][data-path="src/render.rs"]')?.getAttribute('data-change') === 'entered');
+  assert.match(await p.getByTestId('landed').innerText(), /^with the index: 1 entered the prompt, 0 left$/);
+  assert.match(await p.getByTestId('status-files').innerText(), /12 files/);
+  assert.equal(await p.getByTestId('warning').count(), 0);
+  await p.close();
+});
+
+test('cancelling a large first open keeps answering from scans', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/scan-cancel/scan');
+  await p.getByTestId('open-button').click();
+  await p.getByTestId('scan-cancel').click();
+  await p.waitForFunction(() => /index not built/.test(document.querySelector('[data-testid="signal-lexical"]')?.textContent ?? ''));
+  assert.equal(await p.getByTestId('error-banner').count(), 0);
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  assert.match(await p.getByTestId('warning').allInnerTexts().then((w) => w.join('\n')), /a scan of 5000 files/);
+  await p.close();
+});
+
 test('the vectors of a first open can be cancelled; lexical search stays', async () => {
   const p = await page(null);
   await p.getByTestId('path-input').fill('/mock/staged-cancel/staged');

@@ -21,7 +21,6 @@ mod symbols;
 mod vectors;
 
 pub(crate) use mentions::PrimerMemo;
-pub use scan::Scanned;
 pub(crate) use scan::scan;
 pub use symbols::{Definitions, NameLookup};
 

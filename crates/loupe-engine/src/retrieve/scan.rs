@@ -46,14 +46,15 @@ const MIN_PATTERN_LEN: usize = 3;
 
 /// What a scan found.
 #[derive(Clone, Debug, Default)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Candidates, best first by [`interim_score`].
     pub candidates: Vec<Candidate>,
     /// Files read.
     pub files: u64,
-    /// Bytes read.
-    pub bytes: u64,
 }
+
+/// (term, occurrences) for the terms that occur in one text, by term.
+type Counts = Vec<(u16, u32)>;
 
 /// One file's term counts.
 struct Counted {
@@ -61,8 +62,8 @@ struct Counted {
     file: usize,
     /// Bytes.
     len: u32,
-    /// (term, occurrences in the text) for the terms that occur.
-    text: Vec<(u16, u32)>,
+    /// Occurrences in the text.
+    text: Counts,
     /// Terms that occur in the path.
     path: Vec<u16>,
 }
@@ -102,14 +103,14 @@ fn bm25(counts: &[(u16, u32)], len: f32, avg: f32, idf: &[f32], k1: f32, b: f32)
 }
 
 /// Occurrences of each pattern in `bytes`, the ones that occur.
-fn count(ac: &AhoCorasick, bytes: &[u8]) -> Vec<(u16, u32)> {
+fn count(ac: &AhoCorasick, bytes: &[u8]) -> Counts {
     let mut counts: HashMap<u16, u32> = HashMap::new();
     for m in ac.find_overlapping_iter(bytes) {
         *counts
             .entry(u16::try_from(m.pattern().as_usize()).unwrap_or(u16::MAX))
             .or_default() += 1;
     }
-    let mut out: Vec<(u16, u32)> = counts.into_iter().collect();
+    let mut out: Counts = counts.into_iter().collect();
     out.sort_unstable();
     out
 }
@@ -148,6 +149,13 @@ pub(crate) fn scan(
 ) -> Result<Scanned> {
     let walked = walk::walk(root, walk_cfg, &crate::progress::no_progress, cancel)?;
     let files = &walked.files;
+    for p in &query.pinned_paths {
+        if !files.iter().any(|f| names(&f.rel, p)) {
+            return Err(Error::Request(format!(
+                "@{p}: no file of the folder has that path"
+            )));
+        }
+    }
     let patterns = patterns(query);
     let ac = AhoCorasick::builder()
         .ascii_case_insensitive(true)
@@ -222,13 +230,6 @@ pub(crate) fn scan(
             wanted.push(i);
         }
     }
-    for p in &query.pinned_paths {
-        if !files.iter().any(|f| names(&f.rel, p)) {
-            return Err(Error::Request(format!(
-                "@{p}: no file of the folder has that path"
-            )));
-        }
-    }
 
     // The indexer's own reading and chunking, on both cores.
     let chunked: Vec<Vec<Chunk>> = wanted
@@ -242,7 +243,7 @@ pub(crate) fn scan(
         })
         .collect::<Result<Vec<_>>>()?;
 
-    let mut chunks: Vec<(usize, Chunk, Vec<(u16, u32)>)> = Vec::new();
+    let mut chunks: Vec<(usize, Chunk, Counts)> = Vec::new();
     for (&i, file_chunks) in wanted.iter().zip(chunked) {
         for chunk in file_chunks {
             let counts = count(&ac, chunk.text.as_bytes());
@@ -339,7 +340,6 @@ pub(crate) fn scan(
     Ok(Scanned {
         candidates,
         files: counted.len() as u64,
-        bytes,
     })
 }
 

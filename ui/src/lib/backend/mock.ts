@@ -171,6 +171,12 @@ const BUILTIN_INSTRUCTIONS = canned.builtin_instructions;
 
 /** Projects of the staged scenario whose vectors have landed. */
 const vectorsLanded = new Set<string>();
+/** Projects of the scan scenario whose first index has not landed: their
+ * questions are answered from a scan of the files. */
+const scanning = new Set<string>();
+/** Files the scan scenario's first index reads: enough for the UI to show
+ * the project before its index lands (`SCAN_MIN_FILES` in App.svelte). */
+const SCAN_FILES = 5000;
 
 /** Which fixture variant a scenario's root is served from. */
 function projectOf(root: string): string {
@@ -185,6 +191,10 @@ function statusOf(root: string): StatusDto {
   const files = filesOf(root);
   const ready = !root.endsWith('/staged') || vectorsLanded.has(root);
   const chunks = files.reduce((n, f) => n + f.chunks.length, 0);
+  if (scanning.has(root)) {
+    // The engine's status before a first index lands: nothing committed.
+    return { root, files: 0, chunks: 0, generation: 0, vectors_ready: false, vector_model: 'loupe-code', vector_chunks: 0, diagnostics: 0, recovered: [], history_commits: 0, history_note: null };
+  }
   return {
     root,
     files: files.length,
@@ -232,6 +242,7 @@ function cannedAssembly(root: string, question: string, knobs: KnobsDto, selecti
   }
   if (found.error) throw new BackendError(found.error.code as never, found.error.message);
   const answer = structuredClone(found.answer) as AssemblyDto;
+  if (scanning.has(root)) return scanned(answer);
   if (root.endsWith('/many')) return scaled(answer, filesOf(root), null);
   if (root.endsWith('/big')) return scaled(answer, filesOf(root), knobs.budget ?? 20000);
   if (root.endsWith('/long')) {
@@ -242,6 +253,20 @@ function cannedAssembly(root: string, question: string, knobs: KnobsDto, selecti
       answer.rows.forEach((r, i) => (r.rank = i + 1));
     }
   }
+  return answer;
+}
+
+/** What a scan answers before the index lands (the engine's
+ * `Unindexed::Scan`): ids numbered per answer, one file the index will
+ * bring in left out, and the report saying where it came from. */
+function scanned(answer: AssemblyDto): AssemblyDto {
+  for (const r of answer.rows) {
+    r.id += 500_000;
+    if (r.path === 'src/render.rs' && r.status === 'included') r.status = 'dropped';
+  }
+  answer.report.warnings.push(
+    `partial index: signals: a scan of ${SCAN_FILES} files for the question's words (the first index is not built yet: no symbols, graph, history or vectors)`,
+  );
   return answer;
 }
 
@@ -428,6 +453,17 @@ export const mockBackend: Backend = {
     cancelRequested = false;
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
+    if (path.endsWith('/scan')) {
+      // A large first index: the UI shows the project while it runs.
+      scanning.add(path);
+      onProgress({ stage: 'walk', done: SCAN_FILES, total: SCAN_FILES, elapsed_ms: elapsed() });
+      for (let done = 0; done <= SLOW_STEPS; done++) {
+        if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
+        onProgress({ stage: 'parse', done: (done * SCAN_FILES) / SLOW_STEPS, total: SCAN_FILES, elapsed_ms: elapsed() });
+        await sleep(SLOW_STEP_MS);
+      }
+      scanning.delete(path);
+    }
     if (path.endsWith('/slow')) {
       for (let done = 0; done <= SLOW_STEPS; done++) {
         if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
@@ -462,6 +498,12 @@ export const mockBackend: Backend = {
       files_unchanged: 0,
       embedding_incomplete: false,
     };
+  },
+  async openScanning(path) {
+    log('open_scanning', { path });
+    if (path.includes('missing')) throw new BackendError('bad_project', `project path ${path}: does not exist`);
+    openRoot = path;
+    return statusOf(path);
   },
   async openIndexed(path) {
     log('open_indexed', { path });

@@ -21,6 +21,7 @@ export const tauriBackend: Backend = {
     return call('open_project', { path, onProgress: channel });
   },
   openIndexed: (path) => call('open_indexed', { path }),
+  openScanning: (path) => call('open_scanning', { path }),
   cancelIndex: (root) => call('cancel_index', { root }),
   projectStatus: (root) => call('project_status', { root }),
   diagnostics: (root) => call('diagnostics', { root }),

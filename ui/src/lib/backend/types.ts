@@ -60,6 +60,9 @@ export interface Backend {
   openProject(path: string, onProgress: (e: IndexEvent) => void): Promise<OpenedDto>;
   /** Open an indexed project without indexing (`null`: never indexed). */
   openIndexed(path: string): Promise<StatusDto | null>;
+  /** A project whose first index is running, to show before it lands
+   * (generation 0): its questions are answered from a scan of the files. */
+  openScanning(path: string): Promise<StatusDto>;
   /** Stop the running index job of `root`. */
   cancelIndex(root: string): Promise<boolean>;
   projectStatus(root: string): Promise<StatusDto>;
