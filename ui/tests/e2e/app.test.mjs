@@ -466,16 +466,22 @@ test('dropping a folder on the window opens it (a real X drag and drop)', async 
 });
 
 test('a large first open answers from a scan of its files before the index lands, then from the index', async () => {
-  // 4,000 small files: over the app's threshold for showing a first open
-  // before its index (2,000 files), and seconds of indexing in a debug build
-  // (a scan of them takes a fraction of that).
+  // 4,000 files: over the app's threshold for showing a first open before
+  // its index (2,000 files), and seconds of indexing in a debug build (a
+  // scan of them takes a fraction of that).
   const big = join(work, 'big-project');
   for (let d = 0; d < 80; d++) {
     mkdirSync(join(big, `mod_${d}`), { recursive: true });
     for (let f = 0; f < 50; f++) {
       const n = d * 50 + f;
       const special = n === 1234 ? '/// Guards the ring buffer against overflow.\npub fn ring_overflow_guard(len: usize) -> bool {\n    len > 4096\n}\n' : '';
-      writeFileSync(join(big, `mod_${d}`, `part_${f}.rs`), `//! Part ${n}.\n\npub fn helper_${n}(x: u64) -> u64 {\n    x.wrapping_mul(${n})\n}\n${special}`);
+      // Twenty functions a file: parsing and writing them is the index's
+      // work, while the scan only reads the bytes once.
+      const helpers = Array.from(
+        { length: 20 },
+        (_, k) => `/// Helper ${k} of part ${n}.\npub fn helper_${n}_${k}(x: u64) -> u64 {\n    let y = x.wrapping_mul(${k + 1});\n    y ^ ${n}\n}\n`,
+      ).join('\n');
+      writeFileSync(join(big, `mod_${d}`, `part_${f}.rs`), `//! Part ${n}.\n\n${helpers}\n${special}`);
     }
   }
   await (await byId('path-input')).setValue(big);
@@ -500,6 +506,21 @@ test('a large first open answers from a scan of its files before the index lands
   });
   assert.equal((await rowPaths())[0], 'mod_24/part_34.rs');
   assert.match(await (await byId('status-files')).getText(), /^4000 files$/);
+
+  // Leave the dropped folder open with no question, as the next test
+  // expects, once this run (its vectors) is over.
+  await browser.waitUntil(
+    async () => (await browser.execute(() => document.querySelector('[data-testid="signal-vectors"]')?.getAttribute('data-state'))) !== 'arriving',
+    { timeout: INDEX_TIMEOUT_MS, timeoutMsg: 'the vectors never landed' },
+  );
+  await setInput('question-input', '');
+  const dropped = join(work, 'dropped-project');
+  await (await byId('path-input')).setValue(dropped);
+  await (await byId('open-button')).click();
+  await browser.waitUntil(
+    async () => (await browser.execute(() => document.querySelector('[data-testid="status-root"]')?.textContent)) === dropped && (await rowPaths()).length === 0,
+    { timeout: UI_TIMEOUT_MS, timeoutMsg: 'the dropped folder did not reopen' },
+  );
 });
 
 test('Save… asks with the native dialog and writes the previewed prompt there', async () => {
