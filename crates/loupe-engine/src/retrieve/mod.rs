@@ -168,6 +168,16 @@ pub fn interim_score(s: &Signals) -> f32 {
     score
 }
 
+/// Best first by [`interim_score`], then by path and line.
+fn sort_interim(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        interim_score(&b.signals)
+            .total_cmp(&interim_score(&a.signals))
+            .then_with(|| a.chunk.path.cmp(&b.chunk.path))
+            .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+    });
+}
+
 /// What one retrieval found, and which signal it had to do without.
 #[derive(Clone, Debug, Default)]
 pub struct Retrieved {
@@ -220,12 +230,7 @@ impl Project {
             signals.mtime = mtime_ns / 1_000_000_000;
             out.push(Candidate { chunk, signals });
         }
-        out.sort_by(|a, b| {
-            interim_score(&b.signals)
-                .total_cmp(&interim_score(&a.signals))
-                .then_with(|| a.chunk.path.cmp(&b.chunk.path))
-                .then(a.chunk.start_line.cmp(&b.chunk.start_line))
-        });
+        sort_interim(&mut out);
         Ok(Retrieved {
             candidates: out,
             vectors_failed,

@@ -20,7 +20,7 @@
 //! and mean nothing to the catalog. Pins resolve against the scanned
 //! files' chunks.
 
-use super::{interim_score, strip_line_suffix};
+use super::{sort_interim, strip_line_suffix};
 use crate::chunk::ChunkConfig;
 use crate::progress::CancelToken;
 use crate::project::{BINARY_SNIFF_BYTES, ReadOutcome, read_and_chunk};
@@ -47,7 +47,7 @@ const MIN_PATTERN_LEN: usize = 3;
 /// What a scan found.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Scanned {
-    /// Candidates, best first by [`interim_score`].
+    /// Candidates, best first by [`super::interim_score`].
     pub candidates: Vec<Candidate>,
     /// Files read.
     pub files: u64,
@@ -331,12 +331,7 @@ pub(crate) fn scan(
     for (id, c) in candidates.iter_mut().enumerate() {
         c.chunk.id = id as i64 + 1;
     }
-    candidates.sort_by(|a, b| {
-        interim_score(&b.signals)
-            .total_cmp(&interim_score(&a.signals))
-            .then_with(|| a.chunk.path.cmp(&b.chunk.path))
-            .then(a.chunk.start_line.cmp(&b.chunk.start_line))
-    });
+    sort_interim(&mut candidates);
     Ok(Scanned {
         candidates,
         files: counted.len() as u64,
