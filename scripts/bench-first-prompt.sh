@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Time to a first prompt on a fresh data dir (issue 13), side by side in
 # one run: the engine path the app takes (examples/first_prompt.rs: open,
-# index, ask at the ready report, ask again when the vectors landed), the
+# index, ask at the ready report, or from a scan as soon as a first index
+# of 2,000 files or more starts parsing, ask again when the vectors
+# landed), the
 # same with vectors off, and the one-shot CLI (`loupe query`, default
 # `--wait lexical`, and `--wait all`). Medians of RUNS (3) runs each.
 #
@@ -57,7 +59,9 @@ none = [r for r in engine if r["embedder"] == "none"]
 print(f"\n{corpus}: {code[0]['files']} files, {code[0]['chunks']} chunks")
 print(f"  engine (the app's path), vectors on: open {med([r['open_ms'] for r in code]):.0f} ms, "
       f"ready {med([r['ready_ms'] for r in code]):.0f} ms, first prompt {med([r['first_prompt_ms'] for r in code]):.0f} ms "
-      f"(partial: {code[0]['first_prompt_partial']}), every signal {med([r['complete_ms'] for r in code]):.0f} ms, "
+      f"(from the {code[0]['first_prompt_from']}; partial: {code[0]['first_prompt_partial']}), "
+      f"prompt from the index {med([r['index_prompt_ms'] for r in code]):.0f} ms, "
+      f"every signal {med([r['complete_ms'] for r in code]):.0f} ms, "
       f"peak RSS {med([r['rss_kb'] for r in code]) / 1024:.0f} MiB, "
       f"resident after the last answer {med([r['rss_after_kb'] for r in code]) / 1024:.0f} MiB")
 print(f"  engine, vectors off: first prompt {med([r['first_prompt_ms'] for r in none]):.0f} ms, "

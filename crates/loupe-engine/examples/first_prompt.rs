@@ -1,6 +1,9 @@
 //! Time to a first prompt, the way the app gets one: open the project on a
 //! fresh data dir, index it, ask a question as soon as the run reports
 //! [`Stage::Ready`], then again once the run (vectors included) is over.
+//! A first index that reads [`SCAN_MIN_FILES`] files or more is asked at
+//! once when its parse stage starts, as the app does: that first prompt
+//! comes from a scan of the files while the index is built beside it.
 //! The same engine calls the app's `open_project` and `assemble` make,
 //! without the window. Prints one JSON line of milliseconds, and the
 //! process's resident memory after the last answer (what the app's engine
@@ -13,9 +16,13 @@
 use loupe_assemble::Knobs;
 use loupe_engine::embed::{CodeEmbedder, Embedder};
 use loupe_engine::progress::{CancelToken, Progress, Stage};
-use loupe_engine::{AskCache, AskRequest, Project, ProjectConfig};
+use loupe_engine::{AskCache, AskRequest, Project, ProjectConfig, Unindexed};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The app shows a first open this large before its index lands
+/// (`SCAN_MIN_FILES` in `ui/src/App.svelte`).
+const SCAN_MIN_FILES: u64 = 2000;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,24 +41,57 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opened = Instant::now();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let ready_tx = std::sync::Mutex::new(Some(ready_tx));
+    let (large_tx, large_rx) = tokio::sync::oneshot::channel();
+    let large_tx = std::sync::Mutex::new(Some(large_tx));
     let run = {
         let project = Arc::clone(&project);
         tokio::spawn(async move {
             let sink = move |p: Progress| {
-                if p.stage == Stage::Ready
-                    && let Some(tx) = ready_tx.lock().ok().and_then(|mut t| t.take())
-                {
+                let tx = match p.stage {
+                    Stage::Ready => ready_tx.lock().ok().and_then(|mut t| t.take()),
+                    Stage::Parse if p.total.unwrap_or(0) >= SCAN_MIN_FILES => {
+                        large_tx.lock().ok().and_then(|mut t| t.take())
+                    }
+                    _ => None,
+                };
+                if let Some(tx) = tx {
                     let _ = tx.send(Instant::now());
                 }
             };
             project.index(&sink, &CancelToken::new()).await
         })
     };
-    let ready = ready_rx.await?;
-    let request = AskRequest::new(question.clone(), Knobs::default());
+    let request = AskRequest {
+        unindexed: Unindexed::Scan,
+        ..AskRequest::new(question.clone(), Knobs::default())
+    };
     let mut cache = AskCache::default();
-    let first = project.ask(&request, &mut cache).await?;
-    let first_prompt = Instant::now();
+    // A large folder is asked as soon as its files are listed (from a
+    // scan); any other at the ready report.
+    let mut ready_rx = ready_rx;
+    let scanned = tokio::select! {
+        biased;
+        ready = &mut ready_rx => Err(ready?),
+        large = large_rx => Ok(large?),
+    };
+    let (first, first_prompt, from_scan, ready) = match scanned {
+        Ok(_) => {
+            let first = project.ask(&request, &mut cache).await?;
+            let at = Instant::now();
+            (first, at, true, ready_rx.await?)
+        }
+        Err(ready) => (
+            project.ask(&request, &mut cache).await?,
+            Instant::now(),
+            false,
+            ready,
+        ),
+    };
+    let at_ready = match from_scan {
+        true => Some(project.ask(&request, &mut cache).await?),
+        false => None,
+    };
+    let index_prompt = Instant::now();
     let report = run.await??;
     let complete = Instant::now();
     let again = project.ask(&request, &mut cache).await?;
@@ -60,7 +100,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "open_ms": ms(opened),
         "ready_ms": ms(ready),
         "first_prompt_ms": ms(first_prompt),
-        "first_prompt_partial": first.signals.vectors_partial(),
+        "first_prompt_from": if from_scan { "scan" } else { "index" },
+        "first_prompt_partial": first.signals.vectors_partial() || first.signals.scan.is_some(),
+        "index_prompt_ms": ms(if at_ready.is_some() { index_prompt } else { first_prompt }),
         "complete_ms": ms(complete),
         "prompt_with_all_ms": ms(with_all),
         "files": report.files_seen,
