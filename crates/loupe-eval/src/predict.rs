@@ -10,6 +10,7 @@
 //! file does not count as "the file is in the prompt".
 
 use loupe_assemble::model::{Chunk, SpanKind};
+use loupe_assemble::rank::{self, ScoreBreakdown};
 use loupe_assemble::{Assembly, Candidate};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -106,18 +107,27 @@ pub fn merge(mut ranges: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
     out
 }
 
-/// Candidate indices in rank order: by final score, best first; ties keep
-/// retrieval order.
+/// Candidate indices in the product's rank order ([`rank::order`], the
+/// order of the app's table: final score, then the evidence behind scores
+/// tied at the cap, then path and position); candidates assembly did not
+/// score go last, in retrieval order.
+///
+/// Until session 19 this sorted by the final score alone and left ties in
+/// retrieval order: strong candidates often all reach the score cap, so
+/// the files a prediction ranked first were in part the interim retrieval
+/// order's, not the ranker's (EVAL.md, session 19).
 fn rank_order(candidates: &[Candidate], assembly: &Assembly) -> Vec<usize> {
-    let score: HashMap<_, f32> = assembly
-        .items
-        .iter()
-        .map(|r| (r.id, r.score.score))
-        .collect();
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
-    let s = |i: usize| score.get(&candidates[i].chunk.id).copied().unwrap_or(0.0);
-    order.sort_by(|&a, &b| s(b).total_cmp(&s(a)).then(a.cmp(&b)));
-    order
+    let score: HashMap<_, &ScoreBreakdown> =
+        assembly.items.iter().map(|r| (r.id, &r.score)).collect();
+    let (mut scored, mut rest) = (Vec::new(), Vec::new());
+    for (i, c) in candidates.iter().enumerate() {
+        match score.get(&c.chunk.id) {
+            Some(s) => scored.push((i, *s)),
+            None => rest.push(i),
+        }
+    }
+    scored.sort_by(|a, b| rank::order((&candidates[a.0], a.1), (&candidates[b.0], b.1)));
+    scored.into_iter().map(|(i, _)| i).chain(rest).collect()
 }
 
 /// Files ordered by their best chunk.
@@ -320,6 +330,39 @@ mod tests {
         assert_eq!(p.packed_spans["b.rs"], vec![(11, 11)]);
         assert_eq!(p.packed_spans["a.rs"], vec![(10, 13)]);
         assert_eq!((p.items_in, p.items_full, p.files_any), (3, 1, 3));
+    }
+
+    /// Scores tied at the cap are ordered by the evidence behind them, as the
+    /// app's table orders them, not by retrieval order.
+    #[test]
+    fn ties_at_the_cap_rank_by_the_evidence_behind_them() {
+        let text = "fn f() {}\n";
+        let mut cands = Vec::new();
+        for (id, path) in [(1, "weak.rs"), (2, "strong.rs"), (3, "unscored.rs")] {
+            let mut c = chunk(text, vec![(SpanKind::Code, 0, 10)]);
+            c.id = id;
+            c.path = path.into();
+            cands.push(Candidate {
+                chunk: c,
+                signals: Default::default(),
+            });
+        }
+        let capped = |id, path, lexical| {
+            let mut r = row(id, path, 0.9, Some(0));
+            r.score.lexical = lexical;
+            r.score.role_weight = 1.0;
+            r.score.intent_multiplier = 1.0;
+            r.score.path_weight = 1.0;
+            r
+        };
+        let assembly = Assembly {
+            items: vec![capped(1, "weak.rs", 1.2), capped(2, "strong.rs", 2.5)],
+            ..Default::default()
+        };
+        assert_eq!(
+            ranked_files(&cands, &assembly),
+            ["strong.rs", "weak.rs", "unscored.rs"]
+        );
     }
 
     #[test]
