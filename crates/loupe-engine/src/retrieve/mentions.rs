@@ -2,7 +2,7 @@
 //! without a line), files and symbols it pins (`@path`, `@symbol`), and
 //! the primer files that go in whatever the question.
 
-use super::{DEFAULT_PRIMERS, Gathered};
+use super::{DEFAULT_PRIMERS, Gathered, strip_line_suffix};
 use crate::project::{Project, Snapshot};
 use crate::{Error, Result, RetrieveQuery};
 use std::collections::{BTreeSet, HashSet};
@@ -20,13 +20,9 @@ impl Project {
     ) -> Result<()> {
         let all_paths = &snapshot.paths;
         let matching = |needle: &str| -> Vec<String> {
-            let needle = needle.trim_start_matches("./").trim_start_matches('@');
             all_paths
                 .iter()
-                .filter(|p| {
-                    p.as_str() == needle
-                        || p.ends_with(needle) && p[..p.len() - needle.len()].ends_with('/')
-                })
+                .filter(|p| names_path(p, needle))
                 .cloned()
                 .collect()
         };
@@ -84,6 +80,24 @@ impl Project {
     }
 }
 
+/// Whether `mention` (`src/lib.rs`, `lib.rs`, `@./src/lib.rs`,
+/// `lib.rs:12`) names the file at `path`: the path itself, or a suffix of
+/// it that starts at a `/`.
+pub(super) fn names_path(path: &str, mention: &str) -> bool {
+    let m = strip_line_suffix(mention.trim_start_matches('@').trim_start_matches("./"));
+    !m.is_empty() && (path == m || path.ends_with(m) && path[..path.len() - m.len()].ends_with('/'))
+}
+
+/// Whether `path` is a primer file for `names`: a bare name matches a file
+/// of that name anywhere, a name with a slash only the path itself.
+pub(super) fn is_primer_path(path: &str, names: &[String]) -> bool {
+    names.iter().any(|n| {
+        path.ends_with(n.as_str())
+            && (path.len() == n.len()
+                || !n.contains('/') && path[..path.len() - n.len()].ends_with('/'))
+    })
+}
+
 /// The primer files found among one set of indexed paths for one list of
 /// primer names: the set only changes when the index does, and matching
 /// every path on every question cost about 2 ms on a 34 k-file project.
@@ -108,13 +122,7 @@ impl Project {
         }
         let files: Vec<String> = paths
             .iter()
-            .filter(|p| {
-                names.iter().any(|n| {
-                    p.ends_with(n.as_str())
-                        && (p.len() == n.len()
-                            || !n.contains('/') && p[..p.len() - n.len()].ends_with('/'))
-                })
-            })
+            .filter(|p| is_primer_path(p, names))
             .cloned()
             .collect();
         *memo = PrimerMemo {
@@ -123,5 +131,19 @@ impl Project {
             files: files.clone(),
         };
         files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mention_names_a_file_by_its_path_or_a_suffix_at_a_slash() {
+        assert!(names_path("src/lib.rs", "src/lib.rs"));
+        assert!(names_path("src/lib.rs", "lib.rs:12"));
+        assert!(names_path("src/lib.rs", "@./src/lib.rs"));
+        assert!(!names_path("src/mylib.rs", "lib.rs"));
+        assert!(!names_path("src/lib.rs", ""));
     }
 }

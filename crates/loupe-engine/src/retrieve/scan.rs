@@ -20,7 +20,8 @@
 //! and mean nothing to the catalog. Pins resolve against the scanned
 //! files' chunks.
 
-use super::{sort_interim, strip_line_suffix};
+use super::mentions::{is_primer_path, names_path};
+use super::sort_interim;
 use crate::chunk::ChunkConfig;
 use crate::progress::CancelToken;
 use crate::project::{BINARY_SNIFF_BYTES, ReadOutcome, read_and_chunk};
@@ -133,12 +134,6 @@ fn count_file(ac: &AhoCorasick, i: usize, file: &WalkedFile) -> Option<Counted> 
     })
 }
 
-/// Whether `path` is the file a mention names (`lib.rs`, `src/lib.rs`).
-fn names(path: &str, mention: &str) -> bool {
-    let m = strip_line_suffix(mention.trim_start_matches('@').trim_start_matches("./"));
-    !m.is_empty() && (path == m || path.ends_with(m) && path[..path.len() - m.len()].ends_with('/'))
-}
-
 /// Candidates for `query` from a scan of the folder at `root`.
 pub(crate) fn scan(
     root: &Path,
@@ -150,7 +145,7 @@ pub(crate) fn scan(
     let walked = walk::walk(root, walk_cfg, &crate::progress::no_progress, cancel)?;
     let files = &walked.files;
     for p in &query.pinned_paths {
-        if !files.iter().any(|f| names(&f.rel, p)) {
+        if !files.iter().any(|f| names_path(&f.rel, p)) {
             return Err(Error::Request(format!(
                 "@{p}: no file of the folder has that path"
             )));
@@ -216,16 +211,11 @@ pub(crate) fn scan(
             .map(|s| (*s).to_owned())
             .collect()
     });
-    let is_primer = |p: &str| {
-        primers.iter().any(|name| match name.contains('/') {
-            true => p == name,
-            false => p == name || p.ends_with(&format!("/{name}")),
-        })
-    };
+    let is_primer = |p: &str| is_primer_path(p, &primers);
     let mut wanted: Vec<usize> = ranked.iter().map(|&(_, f)| f).collect();
     for (i, f) in files.iter().enumerate() {
-        let named = query.paths.iter().any(|m| names(&f.rel, m))
-            || query.pinned_paths.iter().any(|m| names(&f.rel, m));
+        let named = query.paths.iter().any(|m| names_path(&f.rel, m))
+            || query.pinned_paths.iter().any(|m| names_path(&f.rel, m));
         if (named || is_primer(&f.rel)) && !file_rank.contains_key(&i) {
             wanted.push(i);
         }
@@ -299,10 +289,10 @@ pub(crate) fn scan(
                 s.symbol_hits = 1;
             }
         }
-        if query.paths.iter().any(|m| names(&file.rel, m)) {
+        if query.paths.iter().any(|m| names_path(&file.rel, m)) {
             s.path_hits = 1;
         }
-        s.pinned = query.pinned_paths.iter().any(|m| names(&file.rel, m));
+        s.pinned = query.pinned_paths.iter().any(|m| names_path(&file.rel, m));
         s.primer = is_primer(&file.rel);
         s.mtime = file.mtime_ns / 1_000_000_000;
     }
@@ -379,14 +369,5 @@ mod tests {
         assert_eq!(of("serd"), 2);
         assert_eq!(of("json"), 2);
         assert_eq!(of("pars"), 1);
-    }
-
-    #[test]
-    fn a_mention_names_a_file_by_its_path_or_a_suffix_at_a_slash() {
-        assert!(names("src/lib.rs", "src/lib.rs"));
-        assert!(names("src/lib.rs", "lib.rs:12"));
-        assert!(names("src/lib.rs", "@./src/lib.rs"));
-        assert!(!names("src/mylib.rs", "lib.rs"));
-        assert!(!names("src/lib.rs", ""));
     }
 }
