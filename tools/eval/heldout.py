@@ -21,6 +21,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'train'))
+from mine import read_mined, read_repos_tsv  # noqa: E402  (the miner's own readers)
+
 PR_SOURCES = ('pr_merge', 'squash')
 
 
@@ -38,19 +41,15 @@ def main():
             sampled.update(json.loads(l)['commit'] for l in f if l.strip())
     if not sampled:
         sys.exit(f'no sample shards in {a.sample}')
-    with open(a.repos) as f:
-        header = f.readline().rstrip('\n').split('\t')
-        repos = [dict(zip(header, l.rstrip('\n').split('\t'))) for l in f if l.strip()]
+    repos = read_repos_tsv(a.repos)
     out, used = [], 0
     for r in sorted(repos, key=lambda r: r['repo']):
         if r['split'] != 'valid':
             continue
-        path = os.path.join(a.data, r['repo'].replace('/', '+') + '.jsonl')
-        if not os.path.exists(path):
+        rows = read_mined(a.data, r['repo'])
+        if rows is None:
             print(f"{r['repo']}: not mined, skipped", file=sys.stderr)
             continue
-        with open(path) as f:
-            rows = [json.loads(l) for l in f if l.strip()]
         # Mined files are oldest first: the newest N, kept in commit order.
         pick = [e for e in rows
                 if e.get('source') in PR_SOURCES and e['commit'] not in sampled][-a.per_repo:]

@@ -568,6 +568,16 @@ def work_one(job):
         return repo, dict(status='failed', reason=f'{type(e).__name__}: {e}')
 
 
+def read_mined(data_dir, repo):
+    """The examples mined from `repo` (oldest first), or None when it was
+    not mined into `data_dir`."""
+    path = os.path.join(data_dir, out_name(repo) + '.jsonl')
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
 def read_repos_tsv(path):
     out = []
     with open(path) as f:

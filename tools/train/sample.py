@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+from mine import read_mined, read_repos_tsv
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -26,19 +28,15 @@ def main():
     ap.add_argument('--shards', type=int, default=2)
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
-    with open(a.repos) as f:
-        header = f.readline().rstrip('\n').split('\t')
-        repos = [dict(zip(header, l.rstrip('\n').split('\t'))) for l in f if l.strip()]
+    repos = read_repos_tsv(a.repos)
     os.makedirs(a.out, exist_ok=True)
     shards = [[] for _ in range(a.shards)]
     taken = 0
     for n, r in enumerate(sorted(repos, key=lambda r: r['repo'])):
-        path = os.path.join(a.data, r['repo'].replace('/', '+') + '.jsonl')
-        if not os.path.exists(path):
+        rows = read_mined(a.data, r['repo'])
+        if rows is None:
             print(f"{r['repo']}: not mined, skipped", file=sys.stderr)
             continue
-        with open(path) as f:
-            rows = [json.loads(l) for l in f if l.strip()]
         # Mined files are oldest first: the newest N.
         pick = rows[-a.per_repo:]
         shards[n % a.shards].extend(pick)

@@ -46,6 +46,8 @@ import time
 
 import numpy as np
 
+from mine import read_repos_tsv
+
 PARTIAL = 0.3  # label of a gold file's chunk that touches no changed line
 
 
@@ -352,12 +354,7 @@ def main():
                     help='features held at weight 0 (ablations)')
     a = ap.parse_args()
     t0 = time.time()
-    split = {}
-    with open(a.repos) as f:
-        header = f.readline().rstrip('\n').split('\t')
-        for line in f:
-            row = dict(zip(header, line.rstrip('\n').split('\t')))
-            split[row['repo']] = row['split']
+    split = {row['repo']: row['split'] for row in read_repos_tsv(a.repos)}
     names, queries = load(a.features, a.data)
     if set(a.without) - set(names):
         sys.exit(f'--without names no feature of the dumps: {sorted(set(a.without) - set(names))}')
