@@ -241,7 +241,8 @@ pub struct Status {
     pub files: u64,
     /// Indexed chunks.
     pub chunks: u64,
-    /// Catalog generation.
+    /// The catalog generation questions are answered from (a run in
+    /// progress may have committed a later one it has not taken in yet).
     pub generation: u64,
     /// Chunks in the lexical index.
     pub lexical_chunks: u64,

@@ -142,6 +142,27 @@ test('an assemble error is shown by code and the next good answer clears it', as
   await p.close();
 });
 
+test('an answer still on its way is not drawn once its question is cleared and another project opened', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  await p.evaluate(() => window.__loupeMock.holdAssemble());
+  const before = (await assembleCalls(p)).length;
+  await type(p, 'where are the tests?');
+  await p.waitForFunction((n) => window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').length > n, before);
+  await type(p, '');
+  await p.getByTestId('path-input').fill('/mock/long');
+  await p.getByTestId('open-button').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid="status-root"]')?.textContent === '/mock/long');
+  await p.evaluate(() => window.__loupeMock.releaseAssemble());
+  // The held answer is computed as soon as it is released; let the page
+  // run what it would do with it.
+  await p.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+  assert.equal(await p.getByTestId('chunk-row').count(), 0);
+  await p.getByTestId('ask-hint').waitFor();
+  await p.close();
+});
+
 test('indexing shows progress, then the status', async () => {
   const p = await page(null);
   await p.getByTestId('path-input').fill('/mock/small');

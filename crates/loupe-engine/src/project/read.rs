@@ -136,7 +136,9 @@ impl Project {
 
     /// What is indexed and which signals are ready.
     pub async fn status(&self) -> Result<Status> {
-        self.catch_up().await?;
+        // The generation questions are answered from: while a run is between
+        // its catalog commit and taking its tables in, the catalog is ahead.
+        let generation = self.catch_up().await?;
         self.history_settled().await;
         let (files, chunks) = self.catalog.counts().await?;
         let vector_model = lock(&self.vectors).as_ref().map(|v| v.model().to_owned());
@@ -146,7 +148,7 @@ impl Project {
             data_dir: self.dir.clone(),
             files,
             chunks,
-            generation: self.catalog.generation().await?,
+            generation,
             lexical_chunks: self.lexical.len(),
             vectors_ready: vector_model.is_some() && vector_chunks == chunks,
             vector_model,

@@ -18,7 +18,9 @@
 //   …/secret   → the fixture with a key to redact
 //   …/staged   → the vectors arrive ~5 s after the lexical stage
 //   otherwise  → the fixture as it is
-// A question containing "fail" makes `assemble` fail with `bad_request`.
+// A question containing "fail" makes `assemble` fail with `bad_request`;
+// `window.__loupeMock.holdAssemble()` keeps answers back until
+// `releaseAssemble()`.
 // Tests make an agent's `loupe mcp` call with
 // `window.__loupeMock.agentCall(question, knobs)`; it is answered as the
 // call would be and listed by `agentRequests`.
@@ -64,6 +66,8 @@ declare global {
       emitWatch: (e: WatchEventDto) => void;
       agentCall: (question: string, knobs?: Partial<KnobsDto>) => void;
       agentKnobs: () => KnobsDto | null;
+      holdAssemble: () => void;
+      releaseAssemble: () => void;
     };
   }
 }
@@ -71,6 +75,8 @@ let watchHandler: ((e: WatchEventDto) => void) | null = null;
 /** Agents' calls on the open project, oldest first, with what they got. */
 const agentCalls: { dto: AgentRequestDto; knobs: KnobsDto; prompt: string }[] = [];
 let agentKnobsSaved: KnobsDto | null = null;
+/** While set, answers to `assemble` wait for it (a slow engine, on cue). */
+let assembleGate: { promise: Promise<void>; open: () => void } | null = null;
 window.__loupeMock = {
   calls: [],
   copied: [],
@@ -105,6 +111,16 @@ window.__loupeMock = {
     });
   },
   agentKnobs: () => agentKnobsSaved,
+  holdAssemble() {
+    if (assembleGate) return;
+    let open = () => {};
+    const promise = new Promise<void>((r) => (open = r));
+    assembleGate = { promise, open };
+  },
+  releaseAssemble() {
+    assembleGate?.open();
+    assembleGate = null;
+  },
 };
 
 /** Persisted mock state (a reload is a restart). */
@@ -537,6 +553,7 @@ export const mockBackend: Backend = {
   },
   async assemble(root, question, knobs, agentRequest, change) {
     log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
+    if (assembleGate) await assembleGate.promise;
     return answer(root, question, knobs, agentRequest ?? null, change ?? null);
   },
   async goldenRun(root, knobs) {
