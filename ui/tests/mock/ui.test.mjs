@@ -159,6 +159,7 @@ test('an answer still on its way is not drawn once its question is cleared and a
   // run what it would do with it.
   await p.evaluate(() => new Promise((r) => setTimeout(r, 300)));
   assert.equal(await p.getByTestId('chunk-row').count(), 0);
+  assert.equal(await p.getByTestId('error-banner').count(), 0);
   await p.getByTestId('ask-hint').waitFor();
   await p.close();
 });

@@ -553,8 +553,10 @@ export const mockBackend: Backend = {
   },
   async assemble(root, question, knobs, agentRequest, change) {
     log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
+    // Answered now, delivered when the gate opens (a slow engine).
+    const got = answer(root, question, knobs, agentRequest ?? null, change ?? null);
     if (assembleGate) await assembleGate.promise;
-    return answer(root, question, knobs, agentRequest ?? null, change ?? null);
+    return got;
   },
   async goldenRun(root, knobs) {
     log('golden_run', { root, knobs });
