@@ -754,26 +754,43 @@ impl Project {
             after = last;
             tokio::task::block_in_place(|| index.insert(&page));
         }
-        self.extend_vectors(index, Vec::new(), generation).await
+        self.save_and_hold_vectors(index, generation).await
     }
 
-    /// Insert `vectors` into `index` off the async threads, save it as
-    /// `generation`'s and hold it.
-    pub(crate) async fn extend_vectors(
-        &self,
-        mut index: VectorIndex,
-        vectors: Vec<(ChunkId, Vec<f32>)>,
-        generation: u64,
-    ) -> Result<()> {
+    /// Save a newly built `index` as `generation`'s, off the async
+    /// threads, then hold it in place of the old one (questions keep the
+    /// old one until then).
+    async fn save_and_hold_vectors(&self, mut index: VectorIndex, generation: u64) -> Result<()> {
         let dir = self.dir.join("vectors");
         let index = tokio::task::spawn_blocking(move || -> Result<VectorIndex> {
-            index.insert(&vectors);
             index.save(&dir, generation)?;
             Ok(index)
         })
         .await??;
         self.hold_vectors(index);
         Ok(())
+    }
+
+    /// Insert `vectors` into the held index in place and save it as
+    /// `generation`'s; `false` when none is held. A question waits for
+    /// this (inserting a few changed files' points and writing their delta
+    /// file) rather than be answered without vectors while it lasts.
+    pub(crate) fn extend_held_vectors(
+        &self,
+        vectors: &[(ChunkId, Vec<f32>)],
+        generation: u64,
+    ) -> Result<bool> {
+        let dir = self.dir.join("vectors");
+        tokio::task::block_in_place(|| {
+            let mut held = lock_mut(&self.vectors);
+            let Some(index) = held.as_mut() else {
+                return Ok(false);
+            };
+            index.insert(vectors);
+            self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
+            index.save(&dir, generation)?;
+            Ok(true)
+        })
     }
 
     /// When `e` is SQLite reporting the catalog damaged: leave a mark so the
@@ -799,14 +816,6 @@ impl Project {
     pub(crate) fn hold_vectors(&self, index: VectorIndex) {
         *lock_mut(&self.vectors) = Some(index);
         self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Take the held vector index out (to update it off the lock); until
-    /// [`Project::hold_vectors`] puts one back, there is none.
-    pub(crate) fn release_vectors(&self) -> Option<VectorIndex> {
-        let index = lock_mut(&self.vectors).take();
-        self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
-        index
     }
 }
 

@@ -602,11 +602,10 @@ impl Project {
             .catalog
             .vectors_of(embedder.model_id(), &missing)
             .await?;
-        let index = self.release_vectors();
-        let Some(index) = index else {
+        if !self.extend_held_vectors(&vectors, generation)? {
             return self.rebuild_vectors(generation).await;
-        };
-        self.extend_vectors(index, vectors, generation).await
+        }
+        Ok(())
     }
 }
 
