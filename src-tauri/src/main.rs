@@ -4,6 +4,10 @@
 // No console window next to the app on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 fn main() {
+    loupe_engine::alloc::return_freed_memory();
     loupe_app::run();
 }

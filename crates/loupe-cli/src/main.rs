@@ -299,6 +299,9 @@ pub enum ReportFormat {
     Json,
 }
 
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -311,6 +314,7 @@ fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    loupe_engine::alloc::return_freed_memory();
     let cli = Cli::parse();
     if matches!(cli.command, Command::ServeClipboard) {
         return clipboard::serve();

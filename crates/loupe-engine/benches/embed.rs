@@ -17,6 +17,10 @@ use std::time::Instant;
 /// Texts embedded per measurement.
 const SAMPLE: usize = 192;
 
+// The allocator the app and the CLI run on.
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 fn main() {
     let Some(corpus) = std::env::var_os("LOUPE_BENCH_CORPUS") else {
         eprintln!("set LOUPE_BENCH_CORPUS to a folder of code");

@@ -11,6 +11,10 @@ use loupe_engine::progress::{CancelToken, no_progress};
 use loupe_engine::walk::{WalkConfig, walk};
 use std::time::{Duration, Instant};
 
+// The allocator the app and the CLI run on.
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 fn main() {
     let Some(corpus) = std::env::var_os("LOUPE_BENCH_CORPUS") else {
         eprintln!("set LOUPE_BENCH_CORPUS to a folder of code (e.g. a `cargo vendor` output)");

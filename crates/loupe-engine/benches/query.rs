@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// Questions asked: identifier-style ones are built from symbols in the index.
 const QUESTIONS: usize = 40;
 
+// The allocator the app and the CLI run on.
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 fn main() {
     let (Some(corpus), Some(data)) = (
         std::env::var_os("LOUPE_BENCH_CORPUS"),

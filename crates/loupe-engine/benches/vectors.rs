@@ -34,6 +34,10 @@ fn quantiles(mut ms: Vec<f64>) -> (f64, f64) {
     (ms[ms.len() / 2], ms[ms.len() * 95 / 100])
 }
 
+// The allocator the app and the CLI run on.
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 fn main() {
     println!("k = {K}, {DIM} dims, {QUERIES} queries");
     let queries = random(QUERIES, 0xBEEF);

@@ -6,8 +6,9 @@
 //! comes from a scan of the files while the index is built beside it.
 //! The same engine calls the app's `open_project` and `assemble` make,
 //! without the window. Prints one JSON line of milliseconds, and the
-//! process's resident memory after the last answer (what the app's engine
-//! holds while the user reads; Linux only, `null` elsewhere).
+//! process's resident memory right after the last answer and after
+//! [`IDLE`] more (what the app's engine holds while the user reads; Linux
+//! only, `null` elsewhere).
 //!
 //! `cargo run --release -p loupe-engine --example first_prompt -- \
 //!   PROJECT DATA_DIR code|none "QUESTION"` (`scripts/bench-first-prompt.sh`
@@ -24,8 +25,17 @@ use std::time::Instant;
 /// (`SCAN_MIN_FILES` in `ui/src/App.svelte`).
 const SCAN_MIN_FILES: u64 = 2000;
 
+/// How long the process idles after the last answer before its resident
+/// memory is read again.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(15);
+
+// The allocator the app and the CLI run on.
+#[global_allocator]
+static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    loupe_engine::alloc::return_freed_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [project, data, embedder, question] = args.as_slice() else {
         return Err("usage: first_prompt PROJECT DATA_DIR code|none QUESTION".into());
@@ -96,6 +106,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let complete = Instant::now();
     let again = project.ask(&request, &mut cache).await?;
     let with_all = Instant::now();
+    let rss_after_kb = resident_kb();
+    // The user reads: what the process holds once it has been idle a while
+    // (an allocator may give freed memory back only after a decay time).
+    tokio::time::sleep(IDLE).await;
     let line = serde_json::json!({
         "open_ms": ms(opened),
         "ready_ms": ms(ready),
@@ -108,7 +122,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "files": report.files_seen,
         "chunks": report.chunks_added,
         "tokens": again.assembly.report.used,
-        "rss_after_kb": resident_kb(),
+        "rss_after_kb": rss_after_kb,
+        "rss_idle_kb": resident_kb(),
     });
     println!("{line}");
     Ok(())

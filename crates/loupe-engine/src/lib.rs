@@ -31,6 +31,7 @@
 
 pub mod ablate;
 pub mod agent_log;
+pub mod alloc;
 pub mod ask;
 pub mod assembler;
 pub mod catalog;
