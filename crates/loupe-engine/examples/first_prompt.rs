@@ -49,6 +49,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let project = Arc::new(Project::open(project.as_ref(), cfg).await?);
     let opened = Instant::now();
+    // Only a folder without an index is shown before its run (the app opens
+    // an indexed one at once and brings it up to date in the background).
+    let first_index = project.status().await?.generation == 0;
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let ready_tx = std::sync::Mutex::new(Some(ready_tx));
     let (large_tx, large_rx) = tokio::sync::oneshot::channel();
@@ -59,7 +62,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let sink = move |p: Progress| {
                 let tx = match p.stage {
                     Stage::Ready => ready_tx.lock().ok().and_then(|mut t| t.take()),
-                    Stage::Parse if p.total.unwrap_or(0) >= SCAN_MIN_FILES => {
+                    Stage::Parse if first_index && p.total.unwrap_or(0) >= SCAN_MIN_FILES => {
                         large_tx.lock().ok().and_then(|mut t| t.take())
                     }
                     _ => None,
