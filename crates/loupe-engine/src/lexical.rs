@@ -530,6 +530,35 @@ pub struct LexicalIndex {
     fields: Fields,
     file_stats: Mutex<Option<Arc<FileStats>>>,
     alive_stats: Mutex<Option<Arc<AliveStats>>>,
+    /// [`LexicalIndex::search_files`]'s arrays, kept between questions.
+    file_scratch: Mutex<Option<FileScratch>>,
+}
+
+/// The per-question arrays of [`LexicalIndex::search_files`], kept between
+/// questions, every value zero while kept: allocated afresh each question,
+/// their pages were faulted in anew on an allocator that gives freed pages
+/// back (BENCHMARKS.md, session 20).
+#[derive(Default)]
+struct FileScratch {
+    /// Per file: its BM25 score.
+    scores: Vec<f32>,
+    /// Per file: the current term's frequency (and [`PATH_SEEN`]).
+    tf: Vec<u32>,
+    /// Per segment, per chunk: the idf of the query terms it holds.
+    doc_weight: Vec<Vec<f32>>,
+}
+
+impl FileScratch {
+    /// Sized for `files` files and segments of `docs` documents; every
+    /// value is zero before and after, so resizing keeps that.
+    fn fit(&mut self, files: usize, docs: impl ExactSizeIterator<Item = usize>) {
+        self.scores.resize(files, 0.0);
+        self.tf.resize(files, 0);
+        self.doc_weight.resize_with(docs.len(), Vec::new);
+        for (weights, len) in self.doc_weight.iter_mut().zip(docs) {
+            weights.resize(len, 0.0);
+        }
+    }
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -636,6 +665,7 @@ impl LexicalIndex {
             fields,
             file_stats: Mutex::new(None),
             alive_stats: Mutex::new(None),
+            file_scratch: Mutex::new(None),
         })
     }
 
@@ -755,11 +785,21 @@ impl LexicalIndex {
             searcher: &searcher,
             stats: &alive_stats,
         };
-        let mut scores = vec![0f32; files];
-        // Per chunk: the idf of the query terms it holds (dense, per segment).
-        let mut doc_weight: Vec<Vec<f32>> =
-            stats.file_of.iter().map(|d| vec![0.0; d.len()]).collect();
-        let mut tf = vec![0u32; files];
+        // Taken out while in use (a question asked meanwhile makes its own)
+        // and put back only once every value is zero again (an error on the
+        // way drops it).
+        let mut scratch = self
+            .file_scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_default();
+        scratch.fit(files, stats.file_of.iter().map(Vec::len));
+        let FileScratch {
+            scores,
+            tf,
+            doc_weight,
+        } = &mut scratch;
         let mut touched: Vec<u32> = Vec::new();
         let mut seen = HashSet::new();
         for (term, weight) in terms.iter().take(MAX_QUERY_TERMS) {
@@ -829,8 +869,9 @@ impl LexicalIndex {
         // Per file: the chunk with the most idf-weighted matches; on a tie
         // the lower chunk id, not whichever segment came first (issue 16).
         let mut best: HashMap<u32, (u64, f32)> = HashMap::new();
-        for (ord, weights) in doc_weight.iter().enumerate() {
-            for (doc, &weight) in weights.iter().enumerate() {
+        for (ord, weights) in doc_weight.iter_mut().enumerate() {
+            for (doc, weight) in weights.iter_mut().enumerate() {
+                let weight = std::mem::take(weight);
                 if weight <= 0.0 {
                     continue;
                 }
@@ -845,11 +886,13 @@ impl LexicalIndex {
             }
         }
         let mut ranked: Vec<(u32, f32)> = scores
-            .iter()
+            .iter_mut()
             .enumerate()
-            .filter(|(_, s)| **s > 0.0)
-            .map(|(i, s)| (i as u32, *s))
+            .map(|(i, s)| (i as u32, std::mem::take(s)))
+            .filter(|(_, s)| *s > 0.0)
             .collect();
+        // All zero again (`tf` is cleared term by term).
+        *self.file_scratch.lock().unwrap_or_else(|e| e.into_inner()) = Some(scratch);
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
                 .then(stats.keys[a.0 as usize].cmp(&stats.keys[b.0 as usize]))
@@ -1265,6 +1308,15 @@ mod tests {
         let got = files(&index, "misc timeout");
         assert_eq!(got, vec![(file_key("src/pool.rs"), 1)]);
         assert!(files(&index, "").is_empty());
+
+        // The arrays kept between questions hold nothing of earlier ones:
+        // asked after the others, a question gets what a fresh reader gives.
+        let (fresh, _) = LexicalIndex::open(dir.path(), 2).unwrap();
+        for question in ["connection timeout", "timeout", "release connection"] {
+            let fresh = files(&fresh, question);
+            assert!(!fresh.is_empty(), "{question}");
+            assert_eq!(files(&index, question), fresh, "{question}");
+        }
     }
 
     #[test]
