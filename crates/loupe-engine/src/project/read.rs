@@ -11,8 +11,9 @@
 //! only it, so a run landing mid-question cannot give one signal the old
 //! index and another the new one, nor file candidates under a key they were
 //! not retrieved at. The vector index is the exception: it is too large to
-//! share by copy and `hnsw_rs` inserts in place, so it is searched under
-//! its lock, and the snapshot records how many points it held.
+//! share by copy and a run inserts its new points in place, so it is
+//! searched under its lock, and the snapshot records how many points it
+//! held.
 
 use super::*;
 
