@@ -131,6 +131,18 @@ pub fn cancel_index(state: State<'_, AppState>, root: String) -> CommandResult<b
     Ok(opened(&state, &root)?.cancel_index())
 }
 
+/// Stop the panel's answer to `question` in `root` (the user has asked
+/// something else meanwhile): it ends with the `cancelled` code. `false`
+/// when that is not the question the panel asked last.
+#[tauri::command]
+pub fn cancel_question(
+    state: State<'_, AppState>,
+    root: String,
+    question: String,
+) -> CommandResult<bool> {
+    Ok(opened(&state, &root)?.cancel_question(&question))
+}
+
 /// The index status of an open project.
 #[tauri::command]
 pub async fn project_status(state: State<'_, AppState>, root: String) -> CommandResult<StatusDto> {
@@ -198,6 +210,7 @@ pub async fn assemble(
     change: Option<String>,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
+    let cancel = open.begin_question(&question);
     let (answer, agent, _) = ask_as_shown(
         &open,
         question,
@@ -205,6 +218,7 @@ pub async fn assemble(
         agent_request,
         change,
         state.data_root(),
+        cancel,
     )
     .await?;
     let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
@@ -217,8 +231,8 @@ pub async fn assemble(
 
 /// Asks what the panel shows: the question and knobs on screen, the
 /// project's pins and bans and the Changes switch, or (with
-/// `agent_request`) that agent call's own. Returns the answer, the agent
-/// call, and the knobs it was asked with.
+/// `agent_request`) that agent call's own, stopped by `cancel`. Returns
+/// the answer, the agent call, and the knobs it was asked with.
 async fn ask_as_shown(
     open: &Arc<OpenProject>,
     question: String,
@@ -226,6 +240,7 @@ async fn ask_as_shown(
     agent_request: Option<String>,
     change: Option<String>,
     data_root: &std::path::Path,
+    cancel: loupe_engine::CancelToken,
 ) -> CommandResult<(
     loupe_engine::Answer,
     Option<agent_log::AgentRequest>,
@@ -268,6 +283,7 @@ async fn ask_as_shown(
         },
         // Asked while a first index runs: from a scan, and the answer says so.
         unindexed: Unindexed::Scan,
+        cancel,
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
@@ -303,6 +319,8 @@ pub async fn token_map(
             agent_request,
             change,
             state.data_root(),
+            // Never cancelled: a map asks what the table shows.
+            loupe_engine::CancelToken::new(),
         )
         .await?;
         let banned = answer.selected.banned_paths();

@@ -32,6 +32,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::open_indexed,
             commands::open_scanning,
             commands::cancel_index,
+            commands::cancel_question,
             commands::project_status,
             commands::diagnostics,
             commands::models,

@@ -25,6 +25,10 @@ pub struct OpenProject {
     pub project: Arc<Project>,
     /// The token of the indexing run in progress, if any.
     indexing: Mutex<Option<CancelToken>>,
+    /// The question the panel asked last and its token: `cancel_question`
+    /// stops its answer (a scan of an unindexed folder reads every file)
+    /// once the user has asked something else.
+    question: Mutex<Option<(String, CancelToken)>>,
     /// The last question's retrieval and measured sizes.
     asked: tokio::sync::Mutex<AskCache>,
     /// What the app stores for this project (knob changes, pins, bans).
@@ -65,6 +69,27 @@ impl OpenProject {
                 true
             }
             None => false,
+        }
+    }
+
+    /// A token for the panel's answer to `question`, registered so
+    /// [`OpenProject::cancel_question`] can reach it.
+    pub fn begin_question(&self, question: &str) -> CancelToken {
+        let token = CancelToken::new();
+        *guard(&self.question) = Some((question.to_owned(), token.clone()));
+        token
+    }
+
+    /// Cancel the panel's answer to `question` if it is the one asked last;
+    /// `false` otherwise (an answer to a later question is never stopped
+    /// by a cancel meant for an earlier one that arrives late).
+    pub fn cancel_question(&self, question: &str) -> bool {
+        match guard(&self.question).as_ref() {
+            Some((asked, token)) if asked == question => {
+                token.cancel();
+                true
+            }
+            _ => false,
         }
     }
 
@@ -219,6 +244,7 @@ impl AppState {
         let open = Arc::new(OpenProject {
             project: Arc::new(project),
             indexing: Mutex::new(None),
+            question: Mutex::new(None),
             asked: tokio::sync::Mutex::new(AskCache::default()),
             golden: tokio::sync::Mutex::new(GoldenCache::default()),
             prefs: Mutex::new(stored),

@@ -128,6 +128,12 @@ pub struct AskRequest {
     /// The secondary LLM that turns the question into search terms; `None`
     /// (the default): the local analyzer alone.
     pub expand: Option<ExpandConfig>,
+    /// Stops the answer with [`Error::Cancelled`] once cancelled (the app
+    /// cancels a question the user has already replaced). A scan of an
+    /// unindexed folder, which reads every file, checks it per file; an
+    /// answer from the index, tens of milliseconds, checks it once before
+    /// retrieving.
+    pub cancel: crate::CancelToken,
 }
 
 impl AskRequest {
@@ -346,7 +352,10 @@ impl Project {
                 query = RetrieveQuery::from_analysis(&expanded, &classify::analyze(&expanded));
                 query.primers = primers;
             }
-            let (retrieved, pins_dropped) = match self.gather(&snapshot, &query, scanning).await {
+            let (retrieved, pins_dropped) = match self
+                .gather(&snapshot, &query, scanning, &request.cancel)
+                .await
+            {
                 Ok(r) => (r, false),
                 Err(Error::Request(_))
                     if request.unknown_pins == UnknownPins::Ignore
@@ -355,7 +364,11 @@ impl Project {
                     let mut unpinned = query.clone();
                     unpinned.pinned_paths.clear();
                     unpinned.pinned_symbols.clear();
-                    (self.gather(&snapshot, &unpinned, scanning).await?, true)
+                    (
+                        self.gather(&snapshot, &unpinned, scanning, &request.cancel)
+                            .await?,
+                        true,
+                    )
                 }
                 Err(err) => return Err(err),
             };
@@ -483,13 +496,16 @@ impl Project {
 
 impl Project {
     /// Retrieval from the index at `snapshot`, or, when `scanning`, from a
-    /// scan of the folder (with the number of files it read).
+    /// scan of the folder (with the number of files it read); stopped by
+    /// `cancel`.
     async fn gather(
         &self,
         snapshot: &crate::project::Snapshot,
         query: &crate::RetrieveQuery,
         scanning: bool,
+        cancel: &crate::CancelToken,
     ) -> Result<(crate::Retrieved, Option<u64>)> {
+        cancel.check()?;
         if !scanning {
             return Ok((self.retrieve_from(snapshot, query).await?, None));
         }
@@ -499,14 +515,14 @@ impl Project {
             self.cfg.chunk.clone(),
         );
         let query = query.clone();
-        let cancel = crate::CancelToken::new();
+        let cancel = cancel.clone();
         let scanned = tokio::task::spawn_blocking(move || {
             crate::retrieve::scan(&root, &walk, &chunk, &query, &cancel)
         })
         .await??;
         let retrieved = crate::Retrieved {
             candidates: scanned.candidates,
-            vectors_failed: None,
+            ..crate::Retrieved::default()
         };
         Ok((retrieved, Some(scanned.files)))
     }

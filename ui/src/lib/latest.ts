@@ -4,6 +4,9 @@
 // `drop()` forgets what is pending and in flight, for when what they were
 // asked for is gone (another project opened, the question cleared): their
 // answers would otherwise be drawn over a view that never asked for them.
+// `superseded(running, next)` hears of a request in flight that a newer one
+// (`next`; `null` for a drop) has made moot, so its caller can ask the
+// backend to stop it rather than wait for an answer nobody will draw.
 
 export type Latest<A> = ((args: A) => void) & { drop: () => void };
 
@@ -11,18 +14,22 @@ export function latestOnly<A, R>(
   run: (args: A) => Promise<R>,
   onResult: (result: R) => void,
   onError: (error: unknown) => void,
+  superseded?: (running: A, next: A | null) => void,
 ): Latest<A> {
-  let running = false;
+  let running: { args: A } | null = null;
   let pending: { args: A } | null = null;
   let epoch = 0;
   const request = (args: A) => {
     pending = { args };
-    if (running) return;
-    running = true;
+    if (running) {
+      superseded?.(running.args, args);
+      return;
+    }
     void (async () => {
       while (pending) {
         const next = pending;
         pending = null;
+        running = next;
         const asked = epoch;
         try {
           const result = await run(next.args);
@@ -31,13 +38,14 @@ export function latestOnly<A, R>(
           if (!pending && asked === epoch) onError(e);
         }
       }
-      running = false;
+      running = null;
     })();
   };
   return Object.assign(request, {
     drop: () => {
       pending = null;
       epoch += 1;
+      if (running) superseded?.(running.args, null);
     },
   });
 }

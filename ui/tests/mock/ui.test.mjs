@@ -164,6 +164,38 @@ test('an answer still on its way is not drawn once its question is cleared and a
   await p.close();
 });
 
+test('a question replaced while its answer is on its way is stopped, and the new one asked at once', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  await p.evaluate(() => window.__loupeMock.holdAssemble());
+  const calls = () => p.evaluate(() => window.__loupeMock.calls.map((c) => ({ cmd: c.cmd, question: c.args?.question })));
+  await type(p, 'where are the tests?');
+  await p.waitForFunction(() =>
+    window.__loupeMock.calls.some((c) => c.cmd === 'assemble' && c.args.question === 'where are the tests?'),
+  );
+  assert.equal((await calls()).filter((c) => c.cmd === 'cancel_question').length, 0);
+  // Another question: the held answer is stopped, and the new question is
+  // asked while the engine still holds every answer back (without the stop,
+  // it would wait for the held one).
+  await type(p, 'is the budget respected?');
+  await p.waitForFunction(() =>
+    window.__loupeMock.calls.some((c) => c.cmd === 'assemble' && c.args.question === 'is the budget respected?'),
+  );
+  const stopped = (await calls()).filter((c) => c.cmd === 'cancel_question');
+  assert.deepEqual(stopped, [{ cmd: 'cancel_question', question: 'where are the tests?' }]);
+  // The stopped answer is not an error the user sees.
+  assert.equal(await p.getByTestId('error-banner').count(), 0);
+  await p.evaluate(() => window.__loupeMock.releaseAssemble());
+  await p.waitForFunction(() => {
+    const asked = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble');
+    return asked[asked.length - 1]?.args.question === 'is the budget respected?';
+  });
+  await p.getByTestId('chunk-row').first().waitFor();
+  assert.equal(await p.getByTestId('error-banner').count(), 0);
+  await p.close();
+});
+
 test('indexing shows progress, then the status', async () => {
   const p = await page(null);
   await p.getByTestId('path-input').fill('/mock/small');

@@ -332,6 +332,31 @@ pub(crate) fn scan(
 mod tests {
     use super::*;
 
+    /// A scan whose token is cancelled ends with `Cancelled` instead of
+    /// candidates (the walk, each file counted and each file chunked check
+    /// it; here it is cancelled before the walk).
+    #[test]
+    fn a_cancelled_scan_stops_with_cancelled() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for i in 0..40 {
+            std::fs::write(
+                dir.path().join(format!("f{i}.rs")),
+                format!("pub fn pack_items_{i}() {{ let budget = {i}; }}\n"),
+            )
+            .expect("write");
+        }
+        let q = RetrieveQuery::from_question("how are items packed under the budget?");
+        let (walk, chunk) = (WalkConfig::default(), ChunkConfig::default());
+        let scanned = scan(dir.path(), &walk, &chunk, &q, &CancelToken::new()).expect("scan");
+        assert_eq!(scanned.files, 40);
+        assert!(!scanned.candidates.is_empty());
+
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let e = scan(dir.path(), &walk, &chunk, &q, &cancel).expect_err("cancelled");
+        assert!(matches!(e, Error::Cancelled), "{e}");
+    }
+
     #[test]
     fn patterns_are_the_question_stems_as_substrings() {
         let q = RetrieveQuery::from_question("Why does the query parser panic on an empty id?");

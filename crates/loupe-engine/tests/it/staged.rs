@@ -192,6 +192,35 @@ async fn the_vector_coverage_follows_every_index_change() {
     assert_eq!(p.status().await.unwrap().vector_chunks, chunks);
 }
 
+/// Issue 13: a question the app has replaced stops its scan (which reads
+/// every file of a folder not indexed yet): the answer ends as cancelled,
+/// nothing is cached, and asking again scans afresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_question_stops_its_scan_and_caches_nothing() {
+    use loupe_engine::Unindexed;
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let stopped = AskRequest {
+        unindexed: Unindexed::Scan,
+        cancel,
+        ..AskRequest::new(QUESTION, Knobs::default())
+    };
+    let mut cache = AskCache::default();
+    let e = p.ask(&stopped, &mut cache).await.unwrap_err();
+    assert!(matches!(e, loupe_engine::Error::Cancelled), "{e}");
+    assert!(cache.candidates().is_empty());
+    let again = AskRequest {
+        unindexed: Unindexed::Scan,
+        ..AskRequest::new(QUESTION, Knobs::default())
+    };
+    let answered = p.ask(&again, &mut cache).await.unwrap();
+    assert!(answered.signals.scan.is_some(), "{:?}", answered.signals);
+    assert!(answered.assembly.prompt.contains("pub fn pack_items"));
+}
+
 /// Issue 13: a folder whose first index has not landed answers from a scan
 /// of its files, says so, and answers from the index once it lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -77,6 +77,8 @@ const agentCalls: { dto: AgentRequestDto; knobs: KnobsDto; prompt: string }[] = 
 let agentKnobsSaved: KnobsDto | null = null;
 /** While set, answers to `assemble` wait for it (a slow engine, on cue). */
 let assembleGate: { promise: Promise<void>; open: () => void } | null = null;
+/** The answers held back by the gate, each ended by `cancel_question`. */
+let held: { question: string; cancel: () => void }[] = [];
 window.__loupeMock = {
   calls: [],
   copied: [],
@@ -120,6 +122,7 @@ window.__loupeMock = {
   releaseAssemble() {
     assembleGate?.open();
     assembleGate = null;
+    held = [];
   },
 };
 
@@ -555,8 +558,21 @@ export const mockBackend: Backend = {
     log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
     // Answered now, delivered when the gate opens (a slow engine).
     const got = answer(root, question, knobs, agentRequest ?? null, change ?? null);
-    if (assembleGate) await assembleGate.promise;
+    const gate = assembleGate;
+    if (gate) {
+      await new Promise<void>((resolve, reject) => {
+        held.push({ question, cancel: () => reject(new BackendError('cancelled', 'cancelled')) });
+        void gate.promise.then(resolve);
+      });
+    }
     return got;
+  },
+  async cancelQuestion(root, question) {
+    log('cancel_question', { root, question });
+    const stopped = held.filter((h) => h.question === question);
+    held = held.filter((h) => h.question !== question);
+    for (const h of stopped) h.cancel();
+    return stopped.length > 0;
   },
   async goldenRun(root, knobs) {
     log('golden_run', { root, knobs });

@@ -23,6 +23,7 @@ export const tauriBackend: Backend = {
   openIndexed: (path) => call('open_indexed', { path }),
   openScanning: (path) => call('open_scanning', { path }),
   cancelIndex: (root) => call('cancel_index', { root }),
+  cancelQuestion: (root, question) => call('cancel_question', { root, question }),
   projectStatus: (root) => call('project_status', { root }),
   diagnostics: (root) => call('diagnostics', { root }),
   models: () => call('models'),

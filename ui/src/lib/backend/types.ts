@@ -65,6 +65,9 @@ export interface Backend {
   openScanning(path: string): Promise<StatusDto>;
   /** Stop the running index job of `root`. */
   cancelIndex(root: string): Promise<boolean>;
+  /** Stop the answer to `question` in `root` if it is the one asked last
+   * (it then fails with `cancelled`); `false` otherwise. */
+  cancelQuestion(root: string, question: string): Promise<boolean>;
   projectStatus(root: string): Promise<StatusDto>;
   diagnostics(root: string): Promise<DiagnosticDto[]>;
   models(): Promise<ModelDto[]>;
