@@ -81,6 +81,8 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
     let mut full = Vec::new();
     let mut knob = Vec::new();
     let mut candidates_seen = Vec::new();
+    // Each step of the warm retrieval, in order.
+    let mut stages: Vec<(&'static str, Vec<Duration>)> = Vec::new();
     for q in &questions {
         // The question as a user asks it: nothing for this question is warm
         // yet. The separate retrieval below runs after it.
@@ -95,8 +97,17 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
             .await?;
         full.push(t.elapsed());
         let t = Instant::now();
-        let candidates = project.retrieve(&RetrieveQuery::from_question(q)).await?;
+        let retrieved = project
+            .retrieve_noting(&RetrieveQuery::from_question(q))
+            .await?;
         retrieve.push(t.elapsed());
+        for &(name, took) in &retrieved.stages {
+            match stages.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, times)) => times.push(took),
+                None => stages.push((name, vec![took])),
+            }
+        }
+        let candidates = retrieved.candidates;
         candidates_seen.push(candidates.len());
         if std::env::var_os("LOUPE_BENCH_VERBOSE").is_some() {
             eprintln!(
@@ -145,6 +156,9 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
         candidates_seen.last().copied().unwrap_or(0)
     );
     report("retrieve again (same question, warm)", &mut retrieve);
+    for (name, times) in &mut stages {
+        report(&format!("  of which {name}"), times);
+    }
     report(
         "question -> assembly (cold: retrieve + assemble)",
         &mut full,

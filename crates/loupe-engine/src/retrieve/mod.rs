@@ -187,6 +187,33 @@ pub struct Retrieved {
     /// model that failed), when it could not: the candidates came from the
     /// other signals.
     pub vectors_failed: Option<String>,
+    /// Wall time of each step, in order: `bm25`, `history`, `vectors`,
+    /// `symbols`, `mentions`, `graph`, `materialise` (reading the
+    /// candidates' chunks from the catalog). Where a question's
+    /// milliseconds go; the query bench reports them.
+    pub stages: Vec<(&'static str, std::time::Duration)>,
+}
+
+/// Times consecutive steps.
+struct Stopwatch {
+    last: std::time::Instant,
+    stages: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Stopwatch {
+    fn start() -> Self {
+        Self {
+            last: std::time::Instant::now(),
+            stages: Vec::with_capacity(7),
+        }
+    }
+
+    /// The step `name` ended now.
+    fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.stages.push((name, now - self.last));
+        self.last = now;
+    }
 }
 
 impl Project {
@@ -211,16 +238,23 @@ impl Project {
         query: &RetrieveQuery,
     ) -> Result<Retrieved> {
         let mut g = Gathered::default();
+        let mut watch = Stopwatch::start();
 
         let terms = crate::lexical::query_terms(&query.text, &query.identifiers);
         let files = self.gather_bm25(query, &terms, &mut g)?;
+        watch.lap("bm25");
         self.gather_history(query, snapshot, &terms, &files, &mut g)
             .await?;
+        watch.lap("history");
         let vectors_failed = self.gather_vectors(query, snapshot, &mut g);
+        watch.lap("vectors");
         self.gather_symbols(query, &mut g).await?;
+        watch.lap("symbols");
         self.gather_mentions(query, snapshot, &mut g).await?;
+        watch.lap("mentions");
         // Last: its seeds are the best of everything above.
         self.gather_graph(query, &mut g).await?;
+        watch.lap("graph");
 
         // Materialise.
         let ids: Vec<ChunkId> = g.signals.keys().copied().collect();
@@ -231,9 +265,11 @@ impl Project {
             out.push(Candidate { chunk, signals });
         }
         sort_interim(&mut out);
+        watch.lap("materialise");
         Ok(Retrieved {
             candidates: out,
             vectors_failed,
+            stages: watch.stages,
         })
     }
 }
