@@ -10,7 +10,9 @@ share of the exact top-k such a first pass keeps:
 
 - `sign`: one bit per coordinate (raw, or centred on the mean vector),
   ranked by Hamming distance;
-- `int4`: four bits per coordinate, the row's own scale.
+- `int4`: four bits per coordinate, the row's own scale;
+- `int4, exact`: the share of rows an int4 pass with an error bound
+  would still have to score from their int8 rows to stay exact.
 
 Questions are made from the rows themselves (the sum of three random rows
 plus noise, normalised): no question text is embedded here, so treat the
@@ -68,10 +70,26 @@ def main(vectors_dir: str) -> None:
             mean, worst = kept(hamming, r)
             print(f"{name:<14} best {r:>5} rescored: top-{K} kept {mean:.3f} (worst question {worst:.2f})")
 
-    x4 = np.clip(np.round(rows / 16), -8, 7) * scale[:, None]
+    r4 = np.clip(np.round(rows / 16), -8, 7)
+    x4 = r4 * scale[:, None]
     for r in (100, 250, 500):
         mean, worst = kept(lambda q: -(x4 @ q), r)
         print(f"{'int4':<14} best {r:>5} rescored: top-{K} kept {mean:.3f} (worst question {worst:.2f})")
+
+    # Exact from int4: a row's int8 score is 16 * (its int4 score) plus the
+    # residual's, which Cauchy-Schwarz bounds by |q| * |residual|. Every
+    # row whose bound reaches the k-th best exact score of the int4 top k
+    # must be scored from its int8 row; the rest cannot enter the top k.
+    residual = np.linalg.norm(rows - 16 * r4, axis=1)
+    shares = []
+    for q in qs:
+        q8 = np.round(q / np.abs(q).max() * 127)
+        exact = (rows @ q8) * scale
+        approx = 16 * (r4 @ q8) * scale
+        bound = approx + np.linalg.norm(q8) * residual * scale
+        threshold = np.sort(exact[np.argpartition(-approx, K)[:K]])[0]
+        shares.append((bound >= threshold).mean())
+    print(f"{'int4, exact':<14} rows to score from int8: median {np.median(shares):.4f}, most {np.max(shares):.4f}")
 
 
 if __name__ == "__main__":
