@@ -13,6 +13,7 @@
 #   make bench-first  time to a first prompt on a fresh data dir (not part of test)
 #   make bench-peers  Loupe vs Repomix, code2prompt, yek on that corpus (installs them; not part of test)
 #   make bench-ui  syntax highlighting of a ~50k-token prompt in chromium (not part of test)
+#   make bench-app-rss  the app's memory with CORPUS open and idle after a question (not part of test)
 #   make train    mine -> features -> train the ranking model from git mirrors (TRAINING.md; not part of test)
 #
 # Everything installs from Debian's packages, crates.io and npm only.
@@ -37,7 +38,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: ui-record ui-dist bench-first train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
+.PHONY: ui-record ui-dist bench-first bench-app-rss train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -203,6 +204,13 @@ bench: deps
 ## bench-ui: the prompt preview's highlighting on a ~50k-token prompt (mock build, Debian's chromium).
 bench-ui: deps ui-deps
 	cd ui && npm run build:mock && node bench/highlight.mjs
+
+## bench-app-rss: the release app's memory with CORPUS open, idle after a question, under
+## Xvfb (LOUPE_DATA_DIR: the data dir it uses; one holding CORPUS's index measures a reopen).
+bench-app-rss: deps ui-dist tauri-driver
+	@test -n "$(CORPUS)" && test -n "$$LOUPE_DATA_DIR" || { echo "set CORPUS=DIR and LOUPE_DATA_DIR=DATA"; exit 2; }
+	$(CARGO) build --release -p loupe-cli -p loupe-app $(APP_FEATURES)
+	cd ui && LOUPE_APP=$(abspath $(TARGET_DIR)/release/loupe-app) CORPUS=$(abspath $(CORPUS)) $(XVFB) node bench/app-rss.mjs
 
 ## bench-peers: Loupe side by side with Repomix, code2prompt and yek (BENCHMARKS.md).
 ## Installs the pinned peers under target/peers/ from npm and crates.io.

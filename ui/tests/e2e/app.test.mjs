@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { remote } from 'webdriverio';
+import { startApp, stopGroup, UI_TIMEOUT_MS } from './driver.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -23,7 +23,6 @@ const SHOTS = process.env.LOUPE_SCREENSHOTS; // folder to write screenshots to, 
 const DRIVER_PORT = 4444;
 /** Indexing plus a cold embedder load in a debug build can take a while on 2 cores. */
 const INDEX_TIMEOUT_MS = 120_000;
-const UI_TIMEOUT_MS = 20_000;
 
 /** @type {import('node:child_process').ChildProcess} */
 let driver;
@@ -32,88 +31,15 @@ let browser;
 let work = '';
 let project = '';
 
-async function waitForDriver(port) {
-  for (let i = 0; i < 100; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/status`);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error('tauri-driver did not start');
-}
-
 before(async () => {
   // Each run gets its own copy of the fixture and its own data root.
   work = mkdtempSync(join(tmpdir(), 'loupe-e2e-'));
   project = join(work, 'polyglot');
   cpSync(FIXTURE, project, { recursive: true });
   mkdirSync(join(work, 'data'));
-  ({ driver, browser } = await startApp(DRIVER_PORT, { LOUPE_DATA_DIR: join(work, 'data') }));
+  ({ driver, browser } = await startApp(APP, DRIVER_PORT, { LOUPE_DATA_DIR: join(work, 'data') }));
 });
 
-/**
- * tauri-driver on `port` with `env` added to the app's environment, and a
- * session on it (the app started). Each driver gets its own process group,
- * so `stopApp` can stop it together with WebKitWebDriver and the app: an
- * app left running keeps this file's output pipe open, and the test runner
- * would wait for it forever.
- */
-async function startApp(port, env) {
-  // Its WebKitWebDriver on the next port (tauri-driver's default native
-  // port, 4445, would collide with a second driver's own).
-  const drv = spawn('tauri-driver', ['--port', String(port), '--native-port', String(port + 1)], {
-    detached: true,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  await waitForDriver(port);
-  // WebKitWebDriver has once reported "page crash or hang" before the page
-  // was touched: start a fresh session (a fresh app) when the first look at
-  // the page fails, up to SESSION_ATTEMPTS times.
-  for (let attempt = 1; ; attempt++) {
-    const session = await remote({
-      hostname: '127.0.0.1',
-      port,
-      logLevel: 'warn',
-      capabilities: {
-        // @ts-expect-error tauri-driver's own capabilities
-        browserName: 'wry',
-        'wdio:enforceWebDriverClassic': true,
-        'tauri:options': { application: APP },
-      },
-    });
-    try {
-      await (await session.$('body')).waitForExist({ timeout: UI_TIMEOUT_MS });
-      return { driver: drv, browser: session };
-    } catch (e) {
-      await session.deleteSession().catch(() => {});
-      if (attempt >= SESSION_ATTEMPTS) {
-        stopGroup(drv);
-        throw e;
-      }
-      console.error(`session ${attempt} failed (${e}); starting another`);
-    }
-  }
-}
-
-/** Signal every process of `drv`'s group; false once none is left. */
-function signalGroup(drv, signal) {
-  try {
-    process.kill(-drv.pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function stopGroup(drv) {
-  if (drv?.pid && signalGroup(drv, 'SIGTERM')) {
-    for (let i = 0; i < 20 && signalGroup(drv, 0); i++) await new Promise((r) => setTimeout(r, 100));
-    signalGroup(drv, 'SIGKILL');
-  }
-}
 
 /** Session and driver of the app under test, stopped. */
 async function stopApp() {
@@ -158,9 +84,6 @@ function readClipboard() {
   ].join('\n');
   return execFileSync('/usr/bin/python3', ['-c', script], { encoding: 'utf8', timeout: 10_000 });
 }
-
-/** Sessions started before giving up when the page is gone at once. */
-const SESSION_ATTEMPTS = 3;
 
 /** Wait between the drag source's window appearing and pressing in it. */
 const DRAG_SETTLE_MS = 1500;
@@ -629,7 +552,7 @@ test('a first open answers from the lexical stage before the vectors land, then 
   await stopApp();
   const data = join(work, 'data-staged');
   mkdirSync(data);
-  ({ driver, browser } = await startApp(DRIVER_PORT + 2, {
+  ({ driver, browser } = await startApp(APP, DRIVER_PORT + 2, {
     LOUPE_DATA_DIR: data,
     LOUPE_EMBEDDER: 'http',
     LOUPE_EMBED_URL: embedStub.url,
