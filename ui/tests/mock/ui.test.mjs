@@ -290,6 +290,14 @@ test('a large first open answers from a scan of its files, then from the index w
   assert.match(await p.getByTestId('landed').innerText(), /^with the index: 1 entered the prompt, 0 left$/);
   assert.match(await p.getByTestId('status-files').innerText(), /12 files/);
   assert.equal(await p.getByTestId('warning').count(), 0);
+  // Asked again for nothing new (the history re-read, a status refresh):
+  // the same prompt keeps its marks.
+  await p.locator('[data-testid="watch-status"][data-state="watching"]').waitFor();
+  const count = Number(await p.getByTestId('assemble-count').innerText());
+  await p.evaluate(() => window.__loupeMock.emitWatch({ kind: 'history', commits: 128 }));
+  await p.waitForFunction((n) => Number(document.querySelector('[data-testid="assemble-count"]')?.textContent) > n, count);
+  assert.match(await p.getByTestId('landed').innerText(), /^with the index: 1 entered the prompt, 0 left$/);
+  assert.equal(await p.locator('[data-testid="chunk-row"][data-path="src/render.rs"]').first().getAttribute('data-change'), 'entered');
   await p.close();
 });
 
