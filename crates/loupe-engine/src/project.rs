@@ -237,9 +237,9 @@ pub struct Status {
     pub root: PathBuf,
     /// Where its index lives.
     pub data_dir: PathBuf,
-    /// Indexed files.
+    /// Indexed files, in the generation questions are answered from.
     pub files: u64,
-    /// Indexed chunks.
+    /// Indexed chunks, in the generation questions are answered from.
     pub chunks: u64,
     /// The catalog generation questions are answered from (a run in
     /// progress may have committed a later one it has not taken in yet).

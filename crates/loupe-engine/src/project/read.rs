@@ -137,11 +137,12 @@ impl Project {
 
     /// What is indexed and which signals are ready.
     pub async fn status(&self) -> Result<Status> {
-        // The generation questions are answered from: while a run is between
-        // its catalog commit and taking its tables in, the catalog is ahead.
-        let generation = self.catch_up().await?;
-        self.history_settled().await;
-        let (files, chunks) = self.catalog.counts().await?;
+        // The generation questions are answered from, and its counts: while
+        // a run is between its catalog commit and taking its tables in, the
+        // catalog is ahead of both.
+        let snapshot = self.snapshot().await?;
+        let generation = snapshot.generation;
+        let (files, chunks) = (snapshot.paths.len() as u64, snapshot.live.len() as u64);
         let vector_model = lock(&self.vectors).as_ref().map(|v| v.model().to_owned());
         let vector_chunks = self.vector_coverage().map_or(0, |(with, _)| with);
         Ok(Status {
