@@ -437,6 +437,15 @@ impl Catalog {
         })
     }
 
+    /// How many files the last run skipped or degraded (what
+    /// [`Catalog::diagnostics`] lists), without reading them.
+    pub async fn diagnostics_count(&self) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM diagnostics")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     /// Stored diagnostics of the last full run.
     pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
         let rows = sqlx::query("SELECT path, kind, message FROM diagnostics ORDER BY path")

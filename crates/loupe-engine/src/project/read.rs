@@ -155,9 +155,9 @@ impl Project {
             vectors_ready: vector_model.is_some() && vector_chunks == chunks,
             vector_model,
             vector_chunks,
-            diagnostics: self.catalog.diagnostics().await?.len() as u64,
+            diagnostics: self.catalog.diagnostics_count().await?,
             recovered: self.recovered.clone(),
-            history_commits: self.history_commits() as u64,
+            history_commits: snapshot.history_commits() as u64,
             history_note: {
                 let s = lock(&self.history);
                 match (&s.source, &s.history) {

@@ -201,6 +201,10 @@ async fn bad_input_becomes_diagnostics_not_failures() {
     assert!(paths.contains_key("src/pack.rs"));
     // Diagnostics persist for `status`.
     assert_eq!(p.diagnostics().await.unwrap().len(), r.diagnostics.len());
+    assert_eq!(
+        p.status().await.unwrap().diagnostics,
+        r.diagnostics.len() as u64
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
