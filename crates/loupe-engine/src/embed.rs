@@ -37,6 +37,15 @@ pub trait Embedder: Send + Sync {
     fn dim(&self) -> usize;
     /// Embed non-empty texts, one vector per text, in order.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>>;
+    /// Whether the catalog keeps this model's vectors by content, so that
+    /// content seen before is not embedded again: worth it for a model that
+    /// costs more to run than SQLite does to store and read back a vector
+    /// (a transformer, an HTTP service). A table lookup such as the code
+    /// model says no: it embeds the chunks again faster than the catalog
+    /// returns their vectors, and its vectors live in the vector index only.
+    fn caches_vectors(&self) -> bool {
+        true
+    }
 }
 
 /// The text embedded for a chunk: its path and symbol, then its content, cut

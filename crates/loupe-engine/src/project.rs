@@ -30,7 +30,7 @@ use crate::history::{History, HistorySource};
 use crate::lexical::{LexicalIndex, LexicalWriter, OpenState};
 use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
 use crate::store::{self, WriteLock};
-use crate::vectors::{MAX_DEAD_FRACTION, VectorIndex};
+use crate::vectors::VectorIndex;
 use crate::walk::{self, WalkConfig, WalkedFile};
 use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId};
@@ -780,16 +780,46 @@ impl Project {
         vectors: &[(ChunkId, Vec<f32>)],
         generation: u64,
     ) -> Result<bool> {
-        let dir = self.dir.join("vectors");
+        if !self.insert_held_vectors(vectors) {
+            return Ok(false);
+        }
+        self.save_held_vectors(generation)?;
+        Ok(true)
+    }
+
+    /// Insert `vectors` into the held index in place, unsaved; `false`
+    /// when none is held.
+    pub(crate) fn insert_held_vectors(&self, vectors: &[(ChunkId, Vec<f32>)]) -> bool {
         tokio::task::block_in_place(|| {
             let mut held = lock_mut(&self.vectors);
             let Some(index) = held.as_mut() else {
-                return Ok(false);
+                return false;
             };
             index.insert(vectors);
             self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
-            index.save(&dir, generation)?;
-            Ok(true)
+            true
+        })
+    }
+
+    /// Save the held index as `generation`'s (nothing when none is held).
+    pub(crate) fn save_held_vectors(&self, generation: u64) -> Result<()> {
+        let dir = self.dir.join("vectors");
+        tokio::task::block_in_place(|| match lock_mut(&self.vectors).as_mut() {
+            Some(index) => index.save(&dir, generation),
+            None => Ok(()),
+        })
+    }
+
+    /// Drop the held index's points whose chunks are gone (see
+    /// `VectorGaps::mostly_dead`): the live points keep their rows, so
+    /// nothing is read from the catalog or embedded again.
+    pub(crate) fn compact_held_vectors(&self) {
+        let live = Arc::clone(&lock(&self.live));
+        tokio::task::block_in_place(|| {
+            if let Some(index) = lock_mut(&self.vectors).as_mut() {
+                index.retain(|id| live.contains(&id));
+                self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
+            }
         })
     }
 

@@ -278,6 +278,22 @@ impl VectorIndex {
         }
     }
 
+    /// Drop the points whose chunk `keep` refuses (tombstones), keeping the
+    /// others' rows as they are: nothing is embedded or quantized again.
+    /// The next save writes the whole index.
+    pub fn retain(&mut self, keep: impl Fn(ChunkId) -> bool) {
+        let len = record_len(self.dim);
+        let mut records = Vec::with_capacity(self.records.len());
+        for record in self.records.chunks_exact(len) {
+            if keep(fields(record).0) {
+                records.extend_from_slice(record);
+            }
+        }
+        self.records = records;
+        self.ids.retain(|id| keep(*id));
+        self.base = None;
+    }
+
     /// The `k` nearest live chunks to `query`, as (id, cosine similarity of
     /// the int8 rows), best first, ties in chunk-id order. Every point is
     /// scored, on all cores; `live` is asked only of points that would
@@ -669,6 +685,41 @@ mod tests {
             .take(20)
             .collect();
         assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn retain_drops_tombstones_and_keeps_the_rest_exactly() {
+        let items = vectors(2 * SCAN_BLOCK + 17, 16);
+        let live = |id: ChunkId| id % 3 != 0;
+        let mut full = VectorIndex::new("m", 16, items.len());
+        full.insert(&items);
+        let dir = tempfile::tempdir().expect("tempdir");
+        full.save(dir.path(), 1).expect("save");
+        // Added after the save: the records are out of id order again.
+        let later = vectors(5, 16)
+            .into_iter()
+            .map(|(id, v)| (id + 1_000_000, v))
+            .collect::<Vec<_>>();
+        full.insert(&later);
+        let mut kept: Vec<(ChunkId, Vec<f32>)> = items.iter().chain(&later).cloned().collect();
+        kept.retain(|(id, _)| live(*id));
+        let mut fresh = VectorIndex::new("m", 16, kept.len());
+        fresh.insert(&kept);
+
+        full.retain(live);
+        assert_eq!(full.ids(), fresh.ids());
+        assert!(full.ids().iter().all(|id| live(*id)));
+        let all = |_: ChunkId| true;
+        for (_, q) in items.iter().step_by(211) {
+            assert_eq!(full.search(q, 30, &all), fresh.search(q, 30, &all));
+        }
+        // The next save is whole, and loads back as the same index.
+        full.save(dir.path(), 2).expect("save");
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 2);
+        let loaded = VectorIndex::load(dir.path(), 2, "m")
+            .expect("load")
+            .expect("saved");
+        assert_eq!(loaded.ids(), fresh.ids());
     }
 
     #[test]

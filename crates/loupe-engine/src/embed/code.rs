@@ -278,6 +278,9 @@ impl Embedder for CodeEmbedder {
         use rayon::prelude::*;
         Ok(texts.par_iter().map(|t| self.model.embed_one(t)).collect())
     }
+    fn caches_vectors(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

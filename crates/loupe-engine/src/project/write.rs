@@ -7,6 +7,7 @@
 //! `project.rs`.
 
 use super::*;
+use crate::vectors::MAX_DEAD_FRACTION;
 
 impl Project {
     /// Bring the index up to date with the folder: re-chunk what changed,
@@ -174,30 +175,42 @@ impl Project {
         if until == Until::Searchable {
             report.vectors_deferred = self.cfg.embedder.is_some();
         } else if let Some(embedder) = self.cfg.embedder.clone() {
-            let started = Instant::now();
-            let inserted = applied.inserted.len() as u64;
             // Nothing else moves the live set or the held vectors while
             // this run holds the write lock: one look serves both stages.
             let gaps = self.vector_gaps(embedder.model_id());
-            match self
-                .embed_missing(embedder.as_ref(), gaps.as_ref(), progress, cancel)
-                .await
-            {
-                Ok(n) => report.chunks_embedded = n,
-                Err(Error::Cancelled) => report.embedding_incomplete = true,
-                Err(e) => return Err(e),
-            }
-            report.embeddings_cached = inserted.saturating_sub(report.chunks_embedded);
-            report.times.embed = started.elapsed();
-            let started = Instant::now();
-            progress(Progress {
-                stage: Stage::Vectors,
-                done: 0,
-                total: Some(1),
-            });
-            self.update_vectors(embedder.as_ref(), gaps, applied.generation)
+            if embedder.caches_vectors() {
+                let started = Instant::now();
+                let inserted = applied.inserted.len() as u64;
+                match self
+                    .embed_missing(embedder.as_ref(), gaps.as_ref(), progress, cancel)
+                    .await
+                {
+                    Ok(n) => report.chunks_embedded = n,
+                    Err(Error::Cancelled) => report.embedding_incomplete = true,
+                    Err(e) => return Err(e),
+                }
+                report.embeddings_cached = inserted.saturating_sub(report.chunks_embedded);
+                report.times.embed = started.elapsed();
+                let started = Instant::now();
+                progress(Progress {
+                    stage: Stage::Vectors,
+                    done: 0,
+                    total: Some(1),
+                });
+                self.update_vectors(embedder.as_ref(), gaps, applied.generation)
+                    .await?;
+                report.times.vectors = started.elapsed();
+            } else {
+                self.embed_into_vectors(
+                    embedder.as_ref(),
+                    gaps,
+                    applied.generation,
+                    &mut report,
+                    progress,
+                    cancel,
+                )
                 .await?;
-            report.times.vectors = started.elapsed();
+            }
         }
         progress(Progress {
             stage: Stage::Done,
@@ -580,31 +593,113 @@ impl Project {
     }
 
     /// Insert vectors of live chunks missing from the index (or rebuild when
-    /// there is none, or tombstones dominate), then save at `generation`.
+    /// there is none; drop the dead points first when they dominate), then
+    /// save at `generation`.
     async fn update_vectors(
         &self,
         embedder: &dyn Embedder,
         gaps: Option<VectorGaps>,
         generation: u64,
     ) -> Result<()> {
-        let Some(VectorGaps {
-            missing,
-            dead,
-            points,
-        }) = gaps
-        else {
+        let Some(gaps) = gaps.filter(|g| g.points > 0) else {
             return self.rebuild_vectors(generation).await;
         };
-        if points == 0 || dead as f64 > MAX_DEAD_FRACTION * points as f64 {
-            return self.rebuild_vectors(generation).await;
+        if gaps.mostly_dead() {
+            self.compact_held_vectors();
         }
         let vectors = self
             .catalog
-            .vectors_of(embedder.model_id(), &missing)
+            .vectors_of(embedder.model_id(), &gaps.missing)
             .await?;
         if !self.extend_held_vectors(&vectors, generation)? {
             return self.rebuild_vectors(generation).await;
         }
+        Ok(())
+    }
+
+    /// Embed the live chunks that have no point straight into the vector
+    /// index and save it as `generation`'s, for a model whose vectors the
+    /// catalog does not keep ([`Embedder::caches_vectors`]): with no index
+    /// of the model held, a new one is built and held once saved. Fills in
+    /// `report`'s embedding numbers and times. A cancel stops it between
+    /// batches; what was embedded is saved, and the next run embeds the
+    /// rest.
+    async fn embed_into_vectors(
+        &self,
+        embedder: &dyn Embedder,
+        gaps: Option<VectorGaps>,
+        generation: u64,
+        report: &mut IndexReport,
+        progress: ProgressSink<'_>,
+        cancel: &CancelToken,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let (ids, mut building) = match gaps.filter(|g| g.points > 0) {
+            Some(gaps) => {
+                if gaps.mostly_dead() {
+                    self.compact_held_vectors();
+                }
+                (gaps.missing, None)
+            }
+            None => {
+                let mut ids: Vec<ChunkId> = lock(&self.live).iter().copied().collect();
+                ids.sort_unstable();
+                let index = VectorIndex::new(embedder.model_id(), embedder.dim(), ids.len());
+                (ids, Some(index))
+            }
+        };
+        let total = ids.len() as u64;
+        let mut done = 0u64;
+        progress(Progress {
+            stage: Stage::Embed,
+            done,
+            total: Some(total),
+        });
+        'pages: for page in ids.chunks(EMBED_STORE_ROWS) {
+            let mut chunks: Vec<Chunk> = self
+                .catalog
+                .chunks(page)
+                .await?
+                .into_iter()
+                .map(|(chunk, _)| chunk)
+                .collect();
+            chunks.sort_unstable_by_key(|c| c.id);
+            for batch in chunks.chunks(EMBED_BATCH) {
+                if cancel.is_cancelled() {
+                    report.embedding_incomplete = true;
+                    break 'pages;
+                }
+                let texts: Vec<String> = batch.iter().map(embed_text).collect();
+                let vectors = tokio::task::block_in_place(|| embedder.embed(&texts))?;
+                let items: Vec<(ChunkId, Vec<f32>)> =
+                    batch.iter().map(|c| c.id).zip(vectors).collect();
+                match building.as_mut() {
+                    Some(index) => tokio::task::block_in_place(|| index.insert(&items)),
+                    None => {
+                        self.insert_held_vectors(&items);
+                    }
+                }
+                done += batch.len() as u64;
+                progress(Progress {
+                    stage: Stage::Embed,
+                    done,
+                    total: Some(total),
+                });
+            }
+        }
+        report.chunks_embedded = done;
+        report.times.embed = started.elapsed();
+        let started = Instant::now();
+        progress(Progress {
+            stage: Stage::Vectors,
+            done: 0,
+            total: Some(1),
+        });
+        match building {
+            Some(index) => self.save_and_hold_vectors(index, generation).await?,
+            None => self.save_held_vectors(generation)?,
+        }
+        report.times.vectors = started.elapsed();
         Ok(())
     }
 }
@@ -615,6 +710,14 @@ struct VectorGaps {
     missing: Vec<ChunkId>,
     dead: usize,
     points: usize,
+}
+
+impl VectorGaps {
+    /// Whether the dead points are more than [`MAX_DEAD_FRACTION`] of the
+    /// index: then they are dropped before the missing ones go in.
+    fn mostly_dead(&self) -> bool {
+        self.dead as f64 > MAX_DEAD_FRACTION * self.points as f64
+    }
 }
 
 /// What one [`Project::read_and_commit`] works on.

@@ -15,3 +15,4 @@ mod selection;
 mod staged;
 mod static_embed;
 mod support;
+mod vectors;
