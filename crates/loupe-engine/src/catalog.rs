@@ -1317,4 +1317,46 @@ mod tests {
         );
         catalog.close().await;
     }
+
+    /// A catalog an older version wrote still holds the code model's
+    /// cached vectors; opening it drops them, and keeps every other
+    /// model's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn opening_an_older_catalog_drops_the_code_models_cached_vectors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("catalog.sqlite");
+        let catalog = Catalog::open(&path).await.expect("open");
+        let files = vec![file("a.rs", "alpha", "x"), file("b.rs", "beta", "y")];
+        let hashes: Vec<String> = files.iter().map(|f| f.chunks[0].hash.clone()).collect();
+        let mut staging = catalog.begin().await.expect("begin");
+        staging.insert(files).await.expect("insert");
+        staging.commit().await.expect("commit");
+        let rows: Vec<(String, Vec<f32>)> =
+            hashes.iter().map(|h| (h.clone(), vec![1.0, 0.5])).collect();
+        for model in ["loupe-code:0123456789abcdef/w1", "static:minilm", "http:m"] {
+            catalog.store_embeddings(model, &rows).await.expect("store");
+        }
+        // As if written before the migration: it runs again on the next open.
+        sqlx::query("DELETE FROM _sqlx_migrations WHERE version = 4")
+            .execute(&catalog.pool)
+            .await
+            .expect("forget the migration");
+        catalog.close().await;
+
+        let catalog = Catalog::open(&path).await.expect("reopen");
+        let missing = |model: &'static str| {
+            let catalog = &catalog;
+            async move {
+                catalog
+                    .chunks_missing_embeddings(model)
+                    .await
+                    .expect("missing")
+                    .len()
+            }
+        };
+        assert_eq!(missing("loupe-code:0123456789abcdef/w1").await, 2);
+        assert_eq!(missing("static:minilm").await, 0);
+        assert_eq!(missing("http:m").await, 0);
+        catalog.close().await;
+    }
 }

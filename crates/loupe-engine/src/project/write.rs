@@ -516,6 +516,19 @@ impl Project {
         })
     }
 
+    /// The chunks of `ids` (a page: every text is read), in id order.
+    async fn chunks_in_id_order(&self, ids: &[ChunkId]) -> Result<Vec<Chunk>> {
+        let mut chunks: Vec<Chunk> = self
+            .catalog
+            .chunks(ids)
+            .await?
+            .into_iter()
+            .map(|(chunk, _)| chunk)
+            .collect();
+        chunks.sort_unstable_by_key(|c| c.id);
+        Ok(chunks)
+    }
+
     /// Embed every chunk whose content has no cached vector. Returns how many
     /// were embedded; stops with `Cancelled` between batches, keeping what
     /// it embedded.
@@ -541,42 +554,21 @@ impl Project {
         };
         // Identical content appears more than once (license headers,
         // vendored copies): each hash is listed, and embedded, once.
-        let total = missing.len() as u64;
-        let mut done = 0u64;
-        progress(Progress {
-            stage: Stage::Embed,
-            done,
-            total: Some(total),
-        });
+        let mut run = EmbedRun::start(embedder, progress, missing.len());
         let mut unsaved: Vec<(String, Vec<f32>)> = Vec::new();
         let mut stored_at = Instant::now();
         // The texts are read a page at a time: all of them at once was the
         // largest allocation of a first index with vectors.
         for page in missing.chunks(EMBED_STORE_ROWS) {
             let ids: Vec<ChunkId> = page.iter().map(|(id, _)| *id).collect();
-            let mut chunks: Vec<Chunk> = self
-                .catalog
-                .chunks(&ids)
-                .await?
-                .into_iter()
-                .map(|(chunk, _)| chunk)
-                .collect();
-            chunks.sort_unstable_by_key(|c| c.id);
-            for batch in chunks.chunks(EMBED_BATCH) {
+            for batch in self.chunks_in_id_order(&ids).await?.chunks(EMBED_BATCH) {
                 if cancel.is_cancelled() {
                     // What was embedded is kept: the next run skips it.
                     self.catalog.store_embeddings(&model, &unsaved).await?;
                     return Err(Error::Cancelled);
                 }
-                let texts: Vec<String> = batch.iter().map(embed_text).collect();
-                let vectors = tokio::task::block_in_place(|| embedder.embed(&texts))?;
+                let vectors = run.embed(batch)?;
                 unsaved.extend(batch.iter().map(|c| c.hash.clone()).zip(vectors));
-                done += batch.len() as u64;
-                progress(Progress {
-                    stage: Stage::Embed,
-                    done,
-                    total: Some(total),
-                });
                 // Few, large transactions: a commit per batch (and the WAL
                 // checkpoints they trigger) took 0.9 s of tokio's 1 s
                 // embedding stage, the embedding itself 0.1 s. A slow model
@@ -589,7 +581,7 @@ impl Project {
             }
         }
         self.catalog.store_embeddings(&model, &unsaved).await?;
-        Ok(done)
+        Ok(run.done)
     }
 
     /// Insert vectors of live chunks missing from the index (or rebuild when
@@ -648,29 +640,14 @@ impl Project {
                 (ids, Some(index))
             }
         };
-        let total = ids.len() as u64;
-        let mut done = 0u64;
-        progress(Progress {
-            stage: Stage::Embed,
-            done,
-            total: Some(total),
-        });
+        let mut run = EmbedRun::start(embedder, progress, ids.len());
         'pages: for page in ids.chunks(EMBED_STORE_ROWS) {
-            let mut chunks: Vec<Chunk> = self
-                .catalog
-                .chunks(page)
-                .await?
-                .into_iter()
-                .map(|(chunk, _)| chunk)
-                .collect();
-            chunks.sort_unstable_by_key(|c| c.id);
-            for batch in chunks.chunks(EMBED_BATCH) {
+            for batch in self.chunks_in_id_order(page).await?.chunks(EMBED_BATCH) {
                 if cancel.is_cancelled() {
                     report.embedding_incomplete = true;
                     break 'pages;
                 }
-                let texts: Vec<String> = batch.iter().map(embed_text).collect();
-                let vectors = tokio::task::block_in_place(|| embedder.embed(&texts))?;
+                let vectors = run.embed(batch)?;
                 let items: Vec<(ChunkId, Vec<f32>)> =
                     batch.iter().map(|c| c.id).zip(vectors).collect();
                 match building.as_mut() {
@@ -679,15 +656,9 @@ impl Project {
                         self.insert_held_vectors(&items);
                     }
                 }
-                done += batch.len() as u64;
-                progress(Progress {
-                    stage: Stage::Embed,
-                    done,
-                    total: Some(total),
-                });
             }
         }
-        report.chunks_embedded = done;
+        report.chunks_embedded = run.done;
         report.times.embed = started.elapsed();
         let started = Instant::now();
         progress(Progress {
@@ -701,6 +672,46 @@ impl Project {
         }
         report.times.vectors = started.elapsed();
         Ok(())
+    }
+}
+
+/// Embeds batches of chunks for an index run, reporting
+/// [`Stage::Embed`] progress as it goes.
+struct EmbedRun<'a> {
+    embedder: &'a dyn Embedder,
+    progress: ProgressSink<'a>,
+    done: u64,
+    total: u64,
+}
+
+impl<'a> EmbedRun<'a> {
+    /// Report that `total` chunks are to be embedded.
+    fn start(embedder: &'a dyn Embedder, progress: ProgressSink<'a>, total: usize) -> Self {
+        let run = Self {
+            embedder,
+            progress,
+            done: 0,
+            total: total as u64,
+        };
+        run.report();
+        run
+    }
+
+    /// The vectors of `batch`, in order.
+    fn embed(&mut self, batch: &[Chunk]) -> Result<Vec<Vec<f32>>> {
+        let texts: Vec<String> = batch.iter().map(embed_text).collect();
+        let vectors = tokio::task::block_in_place(|| self.embedder.embed(&texts))?;
+        self.done += batch.len() as u64;
+        self.report();
+        Ok(vectors)
+    }
+
+    fn report(&self) {
+        (self.progress)(Progress {
+            stage: Stage::Embed,
+            done: self.done,
+            total: Some(self.total),
+        });
     }
 }
 
