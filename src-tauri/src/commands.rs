@@ -131,9 +131,10 @@ pub fn cancel_index(state: State<'_, AppState>, root: String) -> CommandResult<b
     Ok(opened(&state, &root)?.cancel_index())
 }
 
-/// Stop the panel's answer to `question` in `root` (the user has asked
-/// something else meanwhile): it ends with the `cancelled` code. `false`
-/// when that is not the question the panel asked last.
+/// Stop the panel's and the token map's answers to `question` in `root`
+/// (the user has asked something else meanwhile): they end with the
+/// `cancelled` code. `false` when that is not the question either asked
+/// last.
 #[tauri::command]
 pub fn cancel_question(
     state: State<'_, AppState>,
@@ -312,6 +313,8 @@ pub async fn token_map(
     let asked = if question.trim().is_empty() && agent_request.is_none() && change.is_none() {
         None
     } else {
+        // Stopped, like the panel's answer, once another question is asked.
+        let cancel = open.begin_map_question(&question);
         let (answer, _, knobs) = ask_as_shown(
             &open,
             question,
@@ -319,8 +322,7 @@ pub async fn token_map(
             agent_request,
             change,
             state.data_root(),
-            // Never cancelled: a map asks what the table shows.
-            loupe_engine::CancelToken::new(),
+            cancel,
         )
         .await?;
         let banned = answer.selected.banned_paths();

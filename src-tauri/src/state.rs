@@ -29,6 +29,10 @@ pub struct OpenProject {
     /// stops its answer (a scan of an unindexed folder reads every file)
     /// once the user has asked something else.
     question: Mutex<Option<(String, CancelToken)>>,
+    /// The same for the token map's ask of its question: it shares the
+    /// answer lock with the panel's, so one left running holds the next
+    /// question back.
+    map_question: Mutex<Option<(String, CancelToken)>>,
     /// The last question's retrieval and measured sizes.
     asked: tokio::sync::Mutex<AskCache>,
     /// What the app stores for this project (knob changes, pins, bans).
@@ -40,6 +44,24 @@ pub struct OpenProject {
     agent_log: Mutex<Option<(u64, Arc<AgentLog>)>>,
     /// The golden questions' retrievals, kept between runs.
     golden: tokio::sync::Mutex<GoldenCache>,
+}
+
+/// Register a new token for `question` in `slot`, in place of the last.
+fn begin(slot: &Mutex<Option<(String, CancelToken)>>, question: &str) -> CancelToken {
+    let token = CancelToken::new();
+    *guard(slot) = Some((question.to_owned(), token.clone()));
+    token
+}
+
+/// Cancel the token in `slot` if it was registered for `question`.
+fn cancel(slot: &Mutex<Option<(String, CancelToken)>>, question: &str) -> bool {
+    match guard(slot).as_ref() {
+        Some((asked, token)) if asked == question => {
+            token.cancel();
+            true
+        }
+        _ => false,
+    }
 }
 
 /// Lock `m`, recovering from a panic elsewhere (the data is a cache or a
@@ -75,22 +97,22 @@ impl OpenProject {
     /// A token for the panel's answer to `question`, registered so
     /// [`OpenProject::cancel_question`] can reach it.
     pub fn begin_question(&self, question: &str) -> CancelToken {
-        let token = CancelToken::new();
-        *guard(&self.question) = Some((question.to_owned(), token.clone()));
-        token
+        begin(&self.question, question)
     }
 
-    /// Cancel the panel's answer to `question` if it is the one asked last;
-    /// `false` otherwise (an answer to a later question is never stopped
-    /// by a cancel meant for an earlier one that arrives late).
+    /// [`OpenProject::begin_question`] for the token map's ask.
+    pub fn begin_map_question(&self, question: &str) -> CancelToken {
+        begin(&self.map_question, question)
+    }
+
+    /// Cancel the panel's and the token map's answers to `question` where
+    /// it is the one each asked last; `false` when neither was (an answer
+    /// to a later question is never stopped by a cancel meant for an
+    /// earlier one that arrives late).
     pub fn cancel_question(&self, question: &str) -> bool {
-        match guard(&self.question).as_ref() {
-            Some((asked, token)) if asked == question => {
-                token.cancel();
-                true
-            }
-            _ => false,
-        }
+        let panel = cancel(&self.question, question);
+        let map = cancel(&self.map_question, question);
+        panel || map
     }
 
     /// The stored prefs (knob changes, pins, bans).
@@ -245,6 +267,7 @@ impl AppState {
             project: Arc::new(project),
             indexing: Mutex::new(None),
             question: Mutex::new(None),
+            map_question: Mutex::new(None),
             asked: tokio::sync::Mutex::new(AskCache::default()),
             golden: tokio::sync::Mutex::new(GoldenCache::default()),
             prefs: Mutex::new(stored),

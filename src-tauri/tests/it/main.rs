@@ -12,6 +12,7 @@
 )]
 
 mod agents;
+mod cancel;
 mod canned;
 mod changes;
 mod detail;

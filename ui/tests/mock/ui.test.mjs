@@ -196,6 +196,34 @@ test('a question replaced while its answer is on its way is stopped, and the new
   await p.close();
 });
 
+test('the token map asking an old question is stopped when another is asked', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  // The table has its answer; the map's ask of the same question is held.
+  await p.evaluate(() => window.__loupeMock.holdAssemble());
+  await p.getByTestId('view-map').click();
+  await p.waitForFunction(() =>
+    window.__loupeMock.calls.some((c) => c.cmd === 'token_map' && c.args.question === 'how does packing work?'),
+  );
+  await type(p, 'where are the tests?');
+  // The map's held ask is stopped and the map asks the new question while
+  // the engine still holds every answer back (without the stop, it would
+  // wait for the old one).
+  await p.waitForFunction(() =>
+    window.__loupeMock.calls.some((c) => c.cmd === 'token_map' && c.args.question === 'where are the tests?'),
+  );
+  const stopped = await p.evaluate(() =>
+    window.__loupeMock.calls.filter((c) => c.cmd === 'cancel_question').map((c) => c.args.question),
+  );
+  assert.deepEqual(stopped, ['how does packing work?']);
+  await p.evaluate(() => window.__loupeMock.releaseAssemble());
+  await p.locator('[data-testid="map-node"][data-status="included"]').first().waitFor();
+  // The stopped ask is not an error the map shows.
+  assert.equal(await p.getByTestId('map-error').count(), 0);
+  await p.close();
+});
+
 test('indexing shows progress, then the status', async () => {
   const p = await page(null);
   await p.getByTestId('path-input').fill('/mock/small');

@@ -19,8 +19,8 @@
 //   …/staged   → the vectors arrive ~5 s after the lexical stage
 //   otherwise  → the fixture as it is
 // A question containing "fail" makes `assemble` fail with `bad_request`;
-// `window.__loupeMock.holdAssemble()` keeps answers back until
-// `releaseAssemble()`.
+// `window.__loupeMock.holdAssemble()` keeps answers (the panel's and the
+// token map's) back until `releaseAssemble()`.
 // Tests make an agent's `loupe mcp` call with
 // `window.__loupeMock.agentCall(question, knobs)`; it is answered as the
 // call would be and listed by `agentRequests`.
@@ -125,6 +125,17 @@ window.__loupeMock = {
     held = [];
   },
 };
+
+/** Wait while the gate is closed; `cancel_question` ends the wait with
+ * the `cancelled` code. */
+async function heldBack(question: string) {
+  const gate = assembleGate;
+  if (!gate) return;
+  await new Promise<void>((resolve, reject) => {
+    held.push({ question, cancel: () => reject(new BackendError('cancelled', 'cancelled')) });
+    void gate.promise.then(resolve);
+  });
+}
 
 /** Persisted mock state (a reload is a restart). */
 function stored<T>(key: string, fallback: T): T {
@@ -558,13 +569,7 @@ export const mockBackend: Backend = {
     log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
     // Answered now, delivered when the gate opens (a slow engine).
     const got = answer(root, question, knobs, agentRequest ?? null, change ?? null);
-    const gate = assembleGate;
-    if (gate) {
-      await new Promise<void>((resolve, reject) => {
-        held.push({ question, cancel: () => reject(new BackendError('cancelled', 'cancelled')) });
-        void gate.promise.then(resolve);
-      });
-    }
+    await heldBack(question);
     return got;
   },
   async cancelQuestion(root, question) {
@@ -614,6 +619,8 @@ export const mockBackend: Backend = {
     if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
     const asked = question.trim() !== '' || change !== null || agentRequest !== null;
     const rows = asked ? answer(root, question, knobs, agentRequest, change).rows : [];
+    // The map asks its question as the panel does, behind the same gate.
+    if (asked) await heldBack(question);
     const node = findNode(mapOf(filesOf(root), asked ? rows : null), view.under);
     if (!node) throw new BackendError('bad_request', `"${view.under}" is not an indexed folder or file of ${root}`);
     return cut(node, view);
