@@ -641,21 +641,28 @@ impl Project {
             }
         };
         let mut run = EmbedRun::start(embedder, progress, ids.len());
-        'pages: for page in ids.chunks(EMBED_STORE_ROWS) {
+        for page in ids.chunks(EMBED_STORE_ROWS) {
+            // A page goes into the index at once: each insert keeps the
+            // index's ids sorted, and a held index's answers are
+            // invalidated once per page rather than per batch.
+            let mut items: Vec<(ChunkId, Vec<f32>)> = Vec::with_capacity(page.len());
             for batch in self.chunks_in_id_order(page).await?.chunks(EMBED_BATCH) {
                 if cancel.is_cancelled() {
                     report.embedding_incomplete = true;
-                    break 'pages;
+                    break;
                 }
                 let vectors = run.embed(batch)?;
-                let items: Vec<(ChunkId, Vec<f32>)> =
-                    batch.iter().map(|c| c.id).zip(vectors).collect();
-                match building.as_mut() {
-                    Some(index) => tokio::task::block_in_place(|| index.insert(&items)),
-                    None => {
-                        self.insert_held_vectors(&items);
-                    }
+                items.extend(batch.iter().map(|c| c.id).zip(vectors));
+            }
+            match building.as_mut() {
+                Some(index) => tokio::task::block_in_place(|| index.insert(&items)),
+                None if !items.is_empty() => {
+                    self.insert_held_vectors(&items);
                 }
+                None => {}
+            }
+            if report.embedding_incomplete {
+                break;
             }
         }
         report.chunks_embedded = run.done;
