@@ -178,8 +178,8 @@ impl Project {
             // Nothing else moves the live set or the held vectors while
             // this run holds the write lock: one look serves both stages.
             let gaps = self.vector_gaps(embedder.model_id());
-            if embedder.caches_vectors() {
-                let started = Instant::now();
+            let started = Instant::now();
+            let next = if embedder.caches_vectors() {
                 let inserted = applied.inserted.len() as u64;
                 match self
                     .embed_missing(embedder.as_ref(), gaps.as_ref(), progress, cancel)
@@ -190,27 +190,30 @@ impl Project {
                     Err(e) => return Err(e),
                 }
                 report.embeddings_cached = inserted.saturating_sub(report.chunks_embedded);
-                report.times.embed = started.elapsed();
-                let started = Instant::now();
-                progress(Progress {
-                    stage: Stage::Vectors,
-                    done: 0,
-                    total: Some(1),
-                });
-                self.update_vectors(embedder.as_ref(), gaps, applied.generation)
-                    .await?;
-                report.times.vectors = started.elapsed();
+                VectorStage::FromCache(gaps)
             } else {
-                self.embed_into_vectors(
-                    embedder.as_ref(),
-                    gaps,
-                    applied.generation,
-                    &mut report,
-                    progress,
-                    cancel,
-                )
-                .await?;
+                self.embed_into_vectors(embedder.as_ref(), gaps, &mut report, progress, cancel)
+                    .await?
+            };
+            report.times.embed = started.elapsed();
+            let started = Instant::now();
+            progress(Progress {
+                stage: Stage::Vectors,
+                done: 0,
+                total: Some(1),
+            });
+            match next {
+                VectorStage::FromCache(gaps) => {
+                    self.update_vectors(embedder.as_ref(), gaps, applied.generation)
+                        .await?
+                }
+                VectorStage::SaveHeld => self.save_held_vectors(applied.generation)?,
+                VectorStage::HoldNew(index) => {
+                    self.save_and_hold_vectors(index, applied.generation)
+                        .await?
+                }
             }
+            report.times.vectors = started.elapsed();
         }
         progress(Progress {
             stage: Stage::Done,
@@ -610,22 +613,20 @@ impl Project {
     }
 
     /// Embed the live chunks that have no point straight into the vector
-    /// index and save it as `generation`'s, for a model whose vectors the
-    /// catalog does not keep ([`Embedder::caches_vectors`]): with no index
-    /// of the model held, a new one is built and held once saved. Fills in
-    /// `report`'s embedding numbers and times. A cancel stops it between
-    /// batches; what was embedded is saved, and the next run embeds the
-    /// rest.
+    /// index, for a model whose vectors the catalog does not keep
+    /// ([`Embedder::caches_vectors`]): into the held index, or, with no
+    /// index of the model held, into a new one. Says what the vector stage
+    /// saves. Fills in `report`'s embedding numbers. A cancel stops it
+    /// between batches; what was embedded is kept (and saved), and the
+    /// next run embeds the rest.
     async fn embed_into_vectors(
         &self,
         embedder: &dyn Embedder,
         gaps: Option<VectorGaps>,
-        generation: u64,
         report: &mut IndexReport,
         progress: ProgressSink<'_>,
         cancel: &CancelToken,
-    ) -> Result<()> {
-        let started = Instant::now();
+    ) -> Result<VectorStage> {
         let (ids, mut building) = match gaps.filter(|g| g.points > 0) {
             Some(gaps) => {
                 if gaps.mostly_dead() {
@@ -666,20 +667,22 @@ impl Project {
             }
         }
         report.chunks_embedded = run.done;
-        report.times.embed = started.elapsed();
-        let started = Instant::now();
-        progress(Progress {
-            stage: Stage::Vectors,
-            done: 0,
-            total: Some(1),
-        });
-        match building {
-            Some(index) => self.save_and_hold_vectors(index, generation).await?,
-            None => self.save_held_vectors(generation)?,
-        }
-        report.times.vectors = started.elapsed();
-        Ok(())
+        Ok(match building {
+            Some(index) => VectorStage::HoldNew(index),
+            None => VectorStage::SaveHeld,
+        })
     }
+}
+
+/// What an index run's vector stage does after its embed stage.
+enum VectorStage {
+    /// Bring the held index up to the live chunks from the catalog's
+    /// cached vectors (or rebuild it from them).
+    FromCache(Option<VectorGaps>),
+    /// Save the held index, which the embed stage extended.
+    SaveHeld,
+    /// Save the index the embed stage built, and hold it.
+    HoldNew(VectorIndex),
 }
 
 /// Embeds batches of chunks for an index run, reporting
