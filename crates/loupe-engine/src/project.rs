@@ -97,13 +97,19 @@ async fn heal_catalog(path: &Path, why: &str) -> Result<String> {
     let shm = PathBuf::from(format!("{}-shm", path.display()));
     let aside = if path.exists() {
         let moved = store::quarantine(path)?;
-        if wal.exists() {
-            let target = PathBuf::from(format!("{}-wal", moved.display()));
-            std::fs::rename(&wal, &target).map_err(|e| Error::Io {
-                what: "move damaged catalog's WAL aside",
-                path: wal.clone(),
-                source: e,
-            })?;
+        // Tried rather than looked for: the last connection of another
+        // handle on the old file may fold the WAL in and delete it at any
+        // moment, and a WAL gone is nothing to move.
+        let target = PathBuf::from(format!("{}-wal", moved.display()));
+        match std::fs::rename(&wal, &target) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::Io {
+                    what: "move damaged catalog's WAL aside",
+                    path: wal.clone(),
+                    source: e,
+                });
+            }
+            _ => {}
         }
         Some(moved)
     } else {
