@@ -794,13 +794,17 @@ impl Project {
     }
 
     /// Insert `vectors` into the held index in place, unsaved; `false`
-    /// when none is held.
+    /// when none is held. Nothing to insert leaves the held index, and the
+    /// answers cached against it, as they are.
     pub(crate) fn insert_held_vectors(&self, vectors: &[(ChunkId, Vec<f32>)]) -> bool {
         tokio::task::block_in_place(|| {
             let mut held = lock_mut(&self.vectors);
             let Some(index) = held.as_mut() else {
                 return false;
             };
+            if vectors.is_empty() {
+                return true;
+            }
             index.insert(vectors);
             self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
             true

@@ -587,6 +587,17 @@ impl Project {
         Ok(run.done)
     }
 
+    /// The gaps of a held index the run extends in place (`None`: no
+    /// index of the model held, or an empty one: build anew), its dead
+    /// points dropped first when they dominate.
+    fn extendable(&self, gaps: Option<VectorGaps>) -> Option<VectorGaps> {
+        let gaps = gaps.filter(|g| g.points > 0)?;
+        if gaps.mostly_dead() {
+            self.compact_held_vectors();
+        }
+        Some(gaps)
+    }
+
     /// Insert vectors of live chunks missing from the index (or rebuild when
     /// there is none; drop the dead points first when they dominate), then
     /// save at `generation`.
@@ -596,12 +607,9 @@ impl Project {
         gaps: Option<VectorGaps>,
         generation: u64,
     ) -> Result<()> {
-        let Some(gaps) = gaps.filter(|g| g.points > 0) else {
+        let Some(gaps) = self.extendable(gaps) else {
             return self.rebuild_vectors(generation).await;
         };
-        if gaps.mostly_dead() {
-            self.compact_held_vectors();
-        }
         let vectors = self
             .catalog
             .vectors_of(embedder.model_id(), &gaps.missing)
@@ -627,13 +635,8 @@ impl Project {
         progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<VectorStage> {
-        let (ids, mut building) = match gaps.filter(|g| g.points > 0) {
-            Some(gaps) => {
-                if gaps.mostly_dead() {
-                    self.compact_held_vectors();
-                }
-                (gaps.missing, None)
-            }
+        let (ids, mut building) = match self.extendable(gaps) {
+            Some(gaps) => (gaps.missing, None),
             None => {
                 let mut ids: Vec<ChunkId> = lock(&self.live).iter().copied().collect();
                 ids.sort_unstable();
@@ -657,10 +660,9 @@ impl Project {
             }
             match building.as_mut() {
                 Some(index) => tokio::task::block_in_place(|| index.insert(&items)),
-                None if !items.is_empty() => {
+                None => {
                     self.insert_held_vectors(&items);
                 }
-                None => {}
             }
             if report.embedding_incomplete {
                 break;
