@@ -11,6 +11,7 @@
 
 pub mod commands;
 pub mod dto;
+pub mod log;
 pub mod prefs;
 pub mod state;
 
@@ -72,9 +73,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 /// and nothing here delays the first window (an endpoint is asked once for
 /// its dimension).
 pub fn config_from_env() -> ProjectConfig {
-    let data_root: std::path::PathBuf = std::env::var_os("LOUPE_DATA_DIR")
-        .map(Into::into)
-        .unwrap_or_else(loupe_engine::store::default_data_root);
+    let data_root = loupe_engine::store::default_data_root();
     let mut config = ProjectConfig::new(&data_root);
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
@@ -86,7 +85,7 @@ pub fn config_from_env() -> ProjectConfig {
     match embedder {
         Ok(e) => config.embedder = Some(e),
         // Lexical and symbol search still work; say why vectors are off.
-        Err(e) => eprintln!("loupe: embedder unavailable, vectors off: {e}"),
+        Err(e) => tracing::warn!("embedder unavailable, vectors off: {e}"),
     }
     config
 }
@@ -109,11 +108,13 @@ fn http_embedder_from_env() -> loupe_engine::Result<HttpEmbedder> {
 
 /// Start the app (what `main` calls).
 pub fn run() {
+    // First, so what goes wrong from here on (a panic too) is on file.
+    log::init(&loupe_engine::store::default_data_root());
     let app = build_app(tauri::Builder::default(), AppState::new(config_from_env()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init());
     if let Err(e) = app.run(tauri::generate_context!()) {
-        eprintln!("loupe: the app failed: {e}");
+        tracing::error!("the app failed: {e}");
         std::process::exit(1);
     }
 }

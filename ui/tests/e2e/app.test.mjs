@@ -4,14 +4,14 @@
 // under Xvfb (`make e2e`). Selectors are data-testids; assertions are on the
 // DOM, screenshots are only for the README.
 
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startApp, stopGroup, UI_TIMEOUT_MS } from './driver.mjs';
+import { sessionLost, startApp, stopGroup, UI_TIMEOUT_MS } from './driver.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -30,14 +30,22 @@ let driver;
 let browser;
 let work = '';
 let project = '';
+/** The data dir of the app under test (its log is there). */
+let appData = '';
 
 before(async () => {
   // Each run gets its own copy of the fixture and its own data root.
   work = mkdtempSync(join(tmpdir(), 'loupe-e2e-'));
   project = join(work, 'polyglot');
   cpSync(FIXTURE, project, { recursive: true });
-  mkdirSync(join(work, 'data'));
-  ({ driver, browser } = await startApp(APP, DRIVER_PORT, { LOUPE_DATA_DIR: join(work, 'data') }));
+  appData = join(work, 'data');
+  mkdirSync(appData);
+  ({ driver, browser } = await startApp(APP, DRIVER_PORT, { LOUPE_DATA_DIR: appData }));
+});
+
+// A lost session fails every test after it: the first to see it says why.
+afterEach(async () => {
+  await sessionLost(browser, appData);
 });
 
 
@@ -550,10 +558,10 @@ const partialWarning = () =>
 test('a first open answers from the lexical stage before the vectors land, then asks again with them', async () => {
   embedStub = await startEmbedStub();
   await stopApp();
-  const data = join(work, 'data-staged');
-  mkdirSync(data);
+  appData = join(work, 'data-staged');
+  mkdirSync(appData);
   ({ driver, browser } = await startApp(APP, DRIVER_PORT + 2, {
-    LOUPE_DATA_DIR: data,
+    LOUPE_DATA_DIR: appData,
     LOUPE_EMBEDDER: 'http',
     LOUPE_EMBED_URL: embedStub.url,
     LOUPE_EMBED_MODEL: 'stub',

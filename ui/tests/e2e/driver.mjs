@@ -1,7 +1,9 @@
 // Starting and stopping the real app under tauri-driver + WebKitWebDriver
 // (WebdriverIO), for the e2e tests and the app benchmarks (ui/bench/).
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { remote } from 'webdriverio';
 
 /** Sessions started before giving up when the page is gone at once. */
@@ -80,5 +82,44 @@ export async function stopGroup(drv) {
   if (drv?.pid && signalGroup(drv, 'SIGTERM')) {
     for (let i = 0; i < 20 && signalGroup(drv, 0); i++) await new Promise((r) => setTimeout(r, 100));
     signalGroup(drv, 'SIGKILL');
+  }
+}
+
+/** The last `lines` lines of the app's log under its data dir `dataDir`
+ * (`src-tauri/src/log.rs`: warnings, errors and panics), or why there are none. */
+export function appLogTail(dataDir, lines = 80) {
+  const path = join(dataDir, 'logs', 'app.log');
+  if (!existsSync(path)) return `(no log at ${path})`;
+  return readFileSync(path, 'utf8').split('\n').slice(-lines).join('\n');
+}
+
+/**
+ * Whether `browser`'s session still answers. When it does not, say so on
+ * stderr once, with the app's processes and the tail of its log under
+ * `dataDir`: WebKitWebDriver's "page crash or hang" (its connection to the
+ * app is gone) tells nothing of why, and every later call only says
+ * "invalid session id".
+ */
+export async function sessionLost(browser, dataDir) {
+  if (!browser || browser.__lossReported) return Boolean(browser?.__lossReported);
+  try {
+    await browser.getUrl();
+    return false;
+  } catch (e) {
+    browser.__lossReported = true;
+    let processes = '';
+    try {
+      processes = execFileSync('ps', ['-eo', 'pid,stat,etime,rss,args'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => /loupe-app|WebKit/.test(l))
+        .join('\n');
+    } catch {
+      processes = '(ps failed)';
+    }
+    console.error(
+      `the WebDriver session is gone (${e}).\napp and WebKit processes now:\n${processes || '(none)'}\n` +
+        `the app's log (${dataDir}):\n${appLogTail(dataDir)}`,
+    );
+    return true;
   }
 }
