@@ -12,6 +12,7 @@
 pub mod commands;
 pub mod dto;
 pub mod log;
+pub mod page;
 pub mod prefs;
 pub mod state;
 
@@ -112,7 +113,15 @@ pub fn run() {
     log::init(&loupe_engine::store::default_data_root());
     let app = build_app(tauri::Builder::default(), AppState::new(config_from_env()))
         .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_clipboard_manager::init());
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .setup(|app| {
+            use tauri::Manager;
+            match app.get_webview_window("main") {
+                Some(window) => page::reload_when_it_dies(&window),
+                None => tracing::warn!("no main window to watch the page of"),
+            }
+            Ok(())
+        });
     if let Err(e) = app.run(tauri::generate_context!()) {
         tracing::error!("the app failed: {e}");
         std::process::exit(1);

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, rmSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { sessionLost, startApp, stopGroup, UI_TIMEOUT_MS } from './driver.mjs';
+import { appLogTail, sessionLost, startApp, stopGroup, UI_TIMEOUT_MS } from './driver.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -23,6 +23,16 @@ const SHOTS = process.env.LOUPE_SCREENSHOTS; // folder to write screenshots to, 
 const DRIVER_PORT = 4444;
 /** Indexing plus a cold embedder load in a debug build can take a while on 2 cores. */
 const INDEX_TIMEOUT_MS = 120_000;
+
+/**
+ * Added to every app's environment: WebKit's threaded compositor, on the
+ * software GL Xvfb offers (Mesa's swrast), now and then takes the page's
+ * process down with a general protection fault (`dmesg`: "traps:
+ * ThreadedCompositor ... in swrast_dri.so"), which WebKitWebDriver reports
+ * as "page crash or hang": about 1 run in 10 on 2 loaded cores. Without
+ * compositing the page paints on the CPU, as it would anyway here.
+ */
+const APP_ENV = { WEBKIT_DISABLE_COMPOSITING_MODE: '1' };
 
 /** @type {import('node:child_process').ChildProcess} */
 let driver;
@@ -40,12 +50,15 @@ before(async () => {
   cpSync(FIXTURE, project, { recursive: true });
   appData = join(work, 'data');
   mkdirSync(appData);
-  ({ driver, browser } = await startApp(APP, DRIVER_PORT, { LOUPE_DATA_DIR: appData }));
+  ({ driver, browser } = await startApp(APP, DRIVER_PORT, { ...APP_ENV, LOUPE_DATA_DIR: appData }));
 });
+
+/** Set by the last test, which ends the session on purpose. */
+let pageKilled = false;
 
 // A lost session fails every test after it: the first to see it says why.
 afterEach(async () => {
-  await sessionLost(browser, appData);
+  if (!pageKilled) await sessionLost(browser, appData);
 });
 
 
@@ -554,13 +567,14 @@ const partialWarning = () =>
     [...document.querySelectorAll('[data-testid="warning"]')].some((w) => /partial index/.test(w.textContent ?? '')),
   );
 
-// Last: it restarts the app with a slow embeddings endpoint of its own.
+// It restarts the app with a slow embeddings endpoint of its own.
 test('a first open answers from the lexical stage before the vectors land, then asks again with them', async () => {
   embedStub = await startEmbedStub();
   await stopApp();
   appData = join(work, 'data-staged');
   mkdirSync(appData);
   ({ driver, browser } = await startApp(APP, DRIVER_PORT + 2, {
+    ...APP_ENV,
     LOUPE_DATA_DIR: appData,
     LOUPE_EMBEDDER: 'http',
     LOUPE_EMBED_URL: embedStub.url,
@@ -596,3 +610,69 @@ test('a first open answers from the lexical stage before the vectors land, then 
   assert.ok((await rowPaths()).some((p) => p.startsWith('lib/ring')));
   assert.equal(await (await byId('question-input')).getValue(), question);
 });
+
+/** The processes under `root` (a pid): `{ pid, ppid, args }` each. */
+function processesUnder(root) {
+  const all = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/))
+    .filter(Boolean)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const under = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (under.has(p.ppid) && !under.has(p.pid)) (under.add(p.pid), (grew = true));
+  }
+  return all.filter((p) => p.pid !== root && under.has(p.pid));
+}
+
+/** The X screen's picture: its spread of shades (0 for one flat colour) and its file. */
+function screen(path) {
+  execFileSync('import', ['-window', 'root', path]);
+  const spread = Number(execFileSync('convert', [path, '-colorspace', 'gray', '-format', '%[fx:standard_deviation]', 'info:'], { encoding: 'utf8' }));
+  return { path, spread };
+}
+
+/** Pixels that differ (beyond a small fuzz) between two pictures. */
+function pixelsChanged(a, b) {
+  try {
+    execFileSync('compare', ['-metric', 'AE', '-fuzz', '5%', a, b, 'null:'], { encoding: 'utf8', stdio: 'pipe' });
+    return 0;
+  } catch (e) {
+    return Number(String(e.stderr).trim().split(/\s/)[0]);
+  }
+}
+
+// Last of all: WebKitWebDriver ends the session with the page.
+test("the page's process dying brings the window back: reloaded, compositing off, said in the app's log", async () => {
+  const tree = processesUnder(driver.pid);
+  const app = tree.find((p) => /loupe-app/.test(p.args) && !/WebKit/.test(p.args));
+  assert.ok(app, `the app under the driver: ${JSON.stringify(tree)}`);
+  const pages = () => processesUnder(app.pid).filter((p) => p.ppid === app.pid && /WebKitWebProcess/.test(p.args));
+  const [page] = pages();
+  assert.ok(page, 'the page has a process of its own');
+  await new Promise((r) => setTimeout(r, PAINT_SETTLE_MS));
+  const before = screen(join(work, 'page-before.png'));
+
+  pageKilled = true;
+  process.kill(page.pid, 'SIGKILL');
+  await waitFor(() => pages().some((p) => p.pid !== page.pid), 'a new page process');
+  await waitFor(() => /the page's process ended \(Crashed, 1 of 3 reloads\): reloading it with compositing off/.test(appLogTail(appData)), "the app's log to say why");
+  // The reloaded page starts over from its first screen: the picture is
+  // neither the old frame nor a blank window.
+  await new Promise((r) => setTimeout(r, 3 * PAINT_SETTLE_MS));
+  const after = screen(join(work, 'page-after.png'));
+  const changed = pixelsChanged(before.path, after.path);
+  assert.ok(changed > 1000, `the window still shows the page from before the crash (${changed} pixels changed)`);
+  assert.ok(after.spread > 0.05, `the window is blank after the reload (spread of shades ${after.spread}; ${before.spread} before)`);
+  assert.ok(processesUnder(driver.pid).some((p) => p.pid === app.pid), 'the app itself lives on');
+});
+
+/** Wait until `done()` holds, polling, or fail saying `what` never came. */
+async function waitFor(done, what, timeoutMs = UI_TIMEOUT_MS) {
+  const end = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > end) assert.fail(`${what} did not come within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
