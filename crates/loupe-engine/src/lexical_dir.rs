@@ -14,18 +14,32 @@
 //!   On the next open the commit payload (the catalog generation) disagrees
 //!   or a file fails its checksum, and the index is rebuilt from the catalog
 //!   ([`crate::lexical::LexicalIndex::open`]). Slower, but nothing is lost.
+//!
+//! It also waits a moment for the writer's lock ([`LOCK_WAIT`]) where
+//! tantivy gives up at once. The lock is an `flock` on a file, held by the
+//! open file, and a process spawned from any thread (`git` for history and
+//! change mode, the clipboard helper) holds a copy of every open file from
+//! its fork until its exec: a writer dropped and a new one asked for in that
+//! window fail with "LockBusy" though no writer is left. Seen once in the
+//! app's tests, where other tests spawn `git` all the time. Another process
+//! that really holds the writer still gets "LockBusy", after the wait.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
     AntiCallToken, Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, TerminatingWrite,
     WatchCallback, WatchHandle, WritePtr,
 };
+
+/// How long a busy writer's lock is tried again before "LockBusy" (see the
+/// module's doc).
+pub const LOCK_WAIT: Duration = Duration::from_secs(1);
 
 /// `MmapDirectory` whose writes and renames skip fsync.
 #[derive(Clone, Debug)]
@@ -118,7 +132,17 @@ impl Directory for UnsyncedDirectory {
     }
 
     fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
-        self.inner.acquire_lock(lock)
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(2);
+        loop {
+            match self.inner.acquire_lock(lock) {
+                Err(LockError::LockBusy) if !lock.is_blocking && start.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                acquired => return acquired,
+            }
+        }
     }
 
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
@@ -152,5 +176,31 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn a_writer_lock_let_go_of_within_the_wait_is_taken_and_one_held_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = UnsyncedDirectory::open(dir.path()).unwrap();
+        let lock = Lock {
+            filepath: PathBuf::from(".writer.lock"),
+            is_blocking: false,
+        };
+        // Held (as by a process forked meanwhile), let go of 150 ms later.
+        let held = d.acquire_lock(&lock).unwrap();
+        let letting_go = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            drop(held);
+        });
+        let start = Instant::now();
+        let taken = d.acquire_lock(&lock);
+        assert!(taken.is_ok(), "{:?}", taken.err());
+        assert!(start.elapsed() >= Duration::from_millis(100));
+        letting_go.join().unwrap();
+
+        // Held throughout: busy, once the wait is over.
+        let start = Instant::now();
+        assert!(matches!(d.acquire_lock(&lock), Err(LockError::LockBusy)));
+        assert!(start.elapsed() >= LOCK_WAIT);
     }
 }
