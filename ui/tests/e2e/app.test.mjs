@@ -473,10 +473,25 @@ test('a large first open answers from a scan of its files before the index lands
   await setInput('question-input', '');
   const dropped = join(work, 'dropped-project');
   await openByPath(dropped);
-  await browser.waitUntil(
-    async () => (await browser.execute(() => document.querySelector('[data-testid="status-root"]')?.textContent)) === dropped && (await rowPaths()).length === 0,
-    { timeout: UI_TIMEOUT_MS, timeoutMsg: 'the dropped folder did not reopen' },
-  );
+  // What the window showed last, for the failure message: this wait has
+  // failed about once in 30 runs, cause not yet known.
+  let shown = {};
+  await browser
+    .waitUntil(
+      async () => {
+        shown = await browser.execute(() => ({
+          root: document.querySelector('[data-testid="status-root"]')?.textContent,
+          rows: document.querySelectorAll('[data-testid="chunk-row"]').length,
+          question: /** @type {HTMLInputElement | null} */ (document.querySelector('[data-testid="question-input"]'))?.value,
+          openEnabled: !(/** @type {HTMLButtonElement | null} */ (document.querySelector('[data-testid="open-button"]'))?.disabled),
+          signals: [...document.querySelectorAll('[data-testid^="signal-"]')].map((e) => `${e.getAttribute('data-testid')}=${e.getAttribute('data-state')}`),
+          error: document.querySelector('[data-testid="error-banner"]')?.textContent ?? null,
+        }));
+        return shown.root === dropped && shown.rows === 0;
+      },
+      { timeout: UI_TIMEOUT_MS },
+    )
+    .catch(() => assert.fail(`the dropped folder did not reopen; the window showed ${JSON.stringify(shown)}`));
 });
 
 test('Save… asks with the native dialog and writes the previewed prompt there', async () => {
