@@ -275,7 +275,9 @@ pub struct Project {
     pub(crate) cfg: ProjectConfig,
     pub(crate) catalog: Catalog,
     pub(crate) lexical: LexicalIndex,
-    pub(crate) vectors: RwLock<Option<VectorIndex>>,
+    /// Shared with the blocking task that scans it while a question's
+    /// other signals are gathered (`retrieve::vectors`).
+    pub(crate) vectors: Arc<RwLock<Option<VectorIndex>>>,
     pub(crate) live: RwLock<Arc<HashSet<ChunkId>>>,
     /// Every indexed path, sorted: path mentions and primers are matched
     /// against it on every question.
@@ -506,7 +508,7 @@ impl Project {
             cfg,
             catalog,
             lexical,
-            vectors: RwLock::new(None),
+            vectors: Arc::new(RwLock::new(None)),
             live: RwLock::new(Arc::new(HashSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),

@@ -1,57 +1,77 @@
 //! The vector signal: the question's nearest chunks by embedding, when an
 //! embedder is configured and the index has vectors.
+//!
+//! The search runs on a blocking thread while the other signals are
+//! gathered: it scans every int8 row, which is bound by memory bandwidth,
+//! while BM25 and the catalog's lookups are bound by the CPU and by SQLite,
+//! so the two overlap instead of adding up (BENCHMARKS.md, "Session 24").
 
 use super::Gathered;
 use crate::project::{Project, Snapshot};
-use crate::{Result, RetrieveQuery};
+use crate::{Error, Result, RetrieveQuery};
 use loupe_assemble::ChunkId;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// The question's nearest chunks, best first, with their similarity.
+type Neighbours = Vec<(ChunkId, f32)>;
+
+/// A vector search under way, started by [`Project::start_vectors`].
+pub(super) struct VectorSearch(Option<JoinHandle<Result<Neighbours>>>);
 
 impl Project {
-    /// The question's vector neighbours. An embedder that fails on the
-    /// question costs the vectors, not the question: the failure is
-    /// returned for the caller to report, and the other signals answer.
-    pub(super) fn gather_vectors(
-        &self,
-        query: &RetrieveQuery,
-        snapshot: &Snapshot,
-        g: &mut Gathered,
-    ) -> Option<String> {
-        let limits = &query.limits;
-        let mut vectors_failed = None;
-        if let Some(embedder) = self.cfg.embedder.clone()
-            && !query.text.trim().is_empty()
-        {
-            let live = &snapshot.live;
-            let searched = tokio::task::block_in_place(|| -> Result<Vec<(ChunkId, f32)>> {
-                let guard = self.vectors.read().unwrap_or_else(|e| e.into_inner());
-                let Some(index) = guard.as_ref() else {
-                    return Ok(Vec::new());
-                };
-                if index.points() == 0 {
-                    return Ok(Vec::new());
-                }
-                let mut text = query.text.clone();
-                text.truncate(text.floor_char_boundary(4096));
-                let q = embedder.embed(&[text])?;
-                let Some(q) = q.first() else {
-                    return Ok(Vec::new());
-                };
-                Ok(index.search(q, limits.vector, &|id| live.contains(&id)))
-            });
-            let found = match searched {
-                Ok(found) => found,
-                Err(err) => {
-                    tracing::warn!(%err, "the question could not be embedded: answering without vectors");
-                    vectors_failed = Some(err.to_string());
-                    Vec::new()
-                }
+    /// Start the question's vector search, if there is an embedder and a
+    /// question to embed. Nothing is lost if the caller drops the result:
+    /// the search ends on its own (a scan takes milliseconds).
+    pub(super) fn start_vectors(&self, query: &RetrieveQuery, snapshot: &Snapshot) -> VectorSearch {
+        let Some(embedder) = self.cfg.embedder.clone() else {
+            return VectorSearch(None);
+        };
+        if query.text.trim().is_empty() {
+            return VectorSearch(None);
+        }
+        let vectors = Arc::clone(&self.vectors);
+        let live = Arc::clone(&snapshot.live);
+        let mut text = query.text.clone();
+        text.truncate(text.floor_char_boundary(4096));
+        let k = query.limits.vector;
+        VectorSearch(Some(tokio::task::spawn_blocking(move || {
+            let guard = vectors.read().unwrap_or_else(|e| e.into_inner());
+            let Some(index) = guard.as_ref().filter(|index| index.points() > 0) else {
+                return Ok(Vec::new());
             };
-            for (rank, (id, sim)) in found.into_iter().enumerate() {
-                let s = g.get(id);
-                s.vector = Some(sim);
-                s.vector_rank = Some(rank as u32 + 1);
+            let q = embedder.embed(&[text])?;
+            let Some(q) = q.first() else {
+                return Ok(Vec::new());
+            };
+            Ok(index.search(q, k, &|id| live.contains(&id)))
+        })))
+    }
+}
+
+impl VectorSearch {
+    /// Wait for the search and add its neighbours to `g`. An embedder that
+    /// fails on the question costs the vectors, not the question: the
+    /// failure is returned for the caller to report, and the other signals
+    /// answer.
+    pub(super) async fn finish(self, g: &mut Gathered) -> Option<String> {
+        let handle = self.0?;
+        let searched = handle
+            .await
+            .unwrap_or_else(|e| Err(Error::Task(format!("the vector search: {e}"))));
+        match searched {
+            Ok(found) => {
+                for (rank, (id, sim)) in found.into_iter().enumerate() {
+                    let s = g.get(id);
+                    s.vector = Some(sim);
+                    s.vector_rank = Some(rank as u32 + 1);
+                }
+                None
+            }
+            Err(err) => {
+                tracing::warn!(%err, "the question could not be embedded: answering without vectors");
+                Some(err.to_string())
             }
         }
-        vectors_failed
     }
 }
