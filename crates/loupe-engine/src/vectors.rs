@@ -114,23 +114,111 @@ fn dot(a: &[i8], b: &[u8]) -> i32 {
         .sum()
 }
 
-/// A quantized query and how many hits it wants.
-struct Query<'a> {
-    row: &'a [i8],
+/// How a quantized query meets a stored row: the integer dot product.
+trait Dot: Sync {
+    fn dot(&self, row: &[u8]) -> i32;
+}
+
+/// [`dot`], compiled for whatever SIMD the caller's dispatch enabled.
+struct Plain<'a>(&'a [i8]);
+
+impl Dot for Plain<'_> {
+    #[inline(always)]
+    fn dot(&self, row: &[u8]) -> i32 {
+        dot(self.0, row)
+    }
+}
+
+/// [`dot`] in AVX2's byte multiply-add, 32 coordinates a step.
+///
+/// `vpmaddubsw` multiplies unsigned by signed bytes, so the query goes in
+/// as its absolute values and each row byte takes the query's sign
+/// (`vpsignb`): |q|·(sign(q)·r) = q·r. A pair of such products is at most
+/// 2 · 127 · 127 = 32,258, within i16, because [`quantize`] never writes
+/// −128. The compiler's own vectorisation of [`dot`] widens every byte to
+/// i16 first, 8 at a time: this is about three times fewer instructions
+/// (BENCHMARKS.md, "Session 24").
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use pulp::bytemuck;
+    use pulp::x86::V3;
+    use std::arch::x86_64::__m256i;
+
+    const LANES: usize = 32;
+
+    pub(super) struct Avx2 {
+        simd: V3,
+        /// |q|, 32 coordinates a register.
+        abs: Vec<__m256i>,
+        /// q, whose signs the row bytes take.
+        sign: Vec<__m256i>,
+    }
+
+    impl Avx2 {
+        /// The kernel for `query`, when this CPU has AVX2 and the rows are
+        /// whole registers long.
+        pub(super) fn new(query: &[i8]) -> Option<Self> {
+            if query.is_empty() || !query.len().is_multiple_of(LANES) {
+                return None;
+            }
+            let simd = V3::try_new()?;
+            let registers = |bytes: Vec<i8>| -> Vec<__m256i> {
+                bytes
+                    .chunks_exact(LANES)
+                    .map(|c| bytemuck::pod_read_unaligned(bytemuck::cast_slice::<i8, u8>(c)))
+                    .collect()
+            };
+            Some(Self {
+                simd,
+                abs: registers(query.iter().map(|q| q.unsigned_abs() as i8).collect()),
+                sign: registers(query.to_vec()),
+            })
+        }
+
+        /// Run `op` with AVX2 enabled, so the kernel inlines into it.
+        #[inline(always)]
+        pub(super) fn vectorize<R>(&self, op: impl pulp::NullaryFnOnce<Output = R>) -> R {
+            self.simd.vectorize(op)
+        }
+    }
+
+    impl super::Dot for Avx2 {
+        #[inline(always)]
+        fn dot(&self, row: &[u8]) -> i32 {
+            let (avx, avx2) = (self.simd.avx, self.simd.avx2);
+            let ones = avx._mm256_set1_epi16(1);
+            let mut acc = avx._mm256_setzero_si256();
+            for ((bytes, abs), sign) in row.chunks_exact(LANES).zip(&self.abs).zip(&self.sign) {
+                let r: __m256i = bytemuck::pod_read_unaligned(bytes);
+                let pairs = avx2._mm256_maddubs_epi16(*abs, avx2._mm256_sign_epi8(r, *sign));
+                acc = avx2._mm256_add_epi32(acc, avx2._mm256_madd_epi16(pairs, ones));
+            }
+            bytemuck::cast::<__m256i, [i32; 8]>(acc).iter().sum()
+        }
+    }
+}
+
+/// A quantized query's scale and how many hits it wants.
+struct Query {
     scale: f32,
     dim: usize,
     k: usize,
 }
 
-impl Query<'_> {
+impl Query {
     /// The best `k` live points of `records`, worst on top. Inlined into
     /// the caller's SIMD dispatch, so the dot products use its features.
     #[inline(always)]
-    fn top(&self, records: &[u8], live: &(dyn Fn(ChunkId) -> bool + Sync)) -> BinaryHeap<Hit> {
+    fn top(
+        &self,
+        kernel: &impl Dot,
+        records: &[u8],
+        live: &(dyn Fn(ChunkId) -> bool + Sync),
+    ) -> BinaryHeap<Hit> {
         let mut heap = BinaryHeap::with_capacity(self.k + 1);
         for record in records.chunks_exact(record_len(self.dim)) {
             let (id, scale, row) = fields(record);
-            let hit = Hit(id, dot(self.row, row) as f32 * self.scale * scale);
+            let hit = Hit(id, kernel.dot(row) as f32 * self.scale * scale);
             if heap.len() < self.k {
                 if live(id) {
                     heap.push(hit);
@@ -145,19 +233,21 @@ impl Query<'_> {
 }
 
 /// [`Query::top`] over one block of records, as a SIMD operation (a
-/// closure would be compiled apart from the dispatch, without its features).
-struct Scan<'a> {
-    query: &'a Query<'a>,
+/// closure would be compiled apart from the dispatch, without its
+/// features); pulp makes every `NullaryFnOnce` a `WithSimd` too.
+struct Scan<'a, D> {
+    query: &'a Query,
+    kernel: &'a D,
     records: &'a [u8],
     live: &'a (dyn Fn(ChunkId) -> bool + Sync),
 }
 
-impl pulp::WithSimd for Scan<'_> {
+impl<D: Dot> pulp::NullaryFnOnce for Scan<'_, D> {
     type Output = BinaryHeap<Hit>;
 
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
-        self.query.top(self.records, self.live)
+    fn call(self) -> Self::Output {
+        self.query.top(self.kernel, self.records, self.live)
     }
 }
 
@@ -313,22 +403,35 @@ impl VectorIndex {
         }
         let mut q8 = Vec::with_capacity(self.dim);
         let q_scale = quantize(&q, &mut q8);
-        // The scan compiled for the widest SIMD this CPU has (AVX2 on most
-        // x86-64), chosen at run time: the build targets baseline x86-64,
-        // where the same loop is half as fast (BENCHMARKS.md).
+        // The scan compiled for the widest SIMD this CPU has, chosen at run
+        // time (the build targets baseline x86-64, where the same loop is
+        // half as fast; BENCHMARKS.md): AVX2's byte multiply-add where
+        // there is AVX2, else the plain loop under pulp's dispatch.
         let arch = pulp::Arch::new();
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = avx2::Avx2::new(&q8);
         let query = Query {
-            row: &q8,
             scale: q_scale,
             dim: self.dim,
             k,
         };
+        let plain = Plain(&q8);
         let mut hits: Vec<Hit> = self
             .records
             .par_chunks(SCAN_BLOCK * record_len(self.dim))
             .map(|records| {
+                #[cfg(target_arch = "x86_64")]
+                if let Some(kernel) = &avx2 {
+                    return kernel.vectorize(Scan {
+                        query: &query,
+                        kernel,
+                        records,
+                        live,
+                    });
+                }
                 arch.dispatch(Scan {
                     query: &query,
+                    kernel: &plain,
                     records,
                     live,
                 })
@@ -655,13 +758,56 @@ mod tests {
 
     #[test]
     fn search_is_exact_and_independent_of_insert_order() {
+        // 16 dimensions take the plain loop; 256 (the code model's) take
+        // AVX2's where the CPU has it.
+        for dim in [16, 256] {
+            exact_and_independent_of_insert_order(dim);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_kernel_is_the_plain_dot_product() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut bytes = |n: usize| -> Vec<i8> {
+            (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // -127..=127: what `quantize` writes.
+                    ((x % 255) as i16 - 127) as i8
+                })
+                .collect()
+        };
+        for dim in [32, 64, 256] {
+            let mut queries = vec![vec![127; dim], vec![-127; dim], vec![0; dim]];
+            queries.extend((0..20).map(|_| bytes(dim)));
+            let mut rows = vec![vec![127; dim], vec![-127; dim], vec![0; dim]];
+            rows.extend((0..50).map(|_| bytes(dim)));
+            for q in &queries {
+                let Some(kernel) = avx2::Avx2::new(q) else {
+                    return; // no AVX2 here: the plain loop is all there is
+                };
+                for row in &rows {
+                    let row: Vec<u8> = row.iter().map(|b| b.to_le_bytes()[0]).collect();
+                    assert_eq!(kernel.vectorize(|| kernel.dot(&row)), dot(q, &row));
+                }
+            }
+        }
+        // Rows not a whole number of registers long take the plain loop.
+        assert!(avx2::Avx2::new(&[1; 48]).is_none());
+        assert!(avx2::Avx2::new(&[]).is_none());
+    }
+
+    fn exact_and_independent_of_insert_order(dim: usize) {
         // Several scan blocks, so the parallel top-k lists are merged.
-        let items = vectors(3 * SCAN_BLOCK + 123, 16);
-        let mut forward = VectorIndex::new("m", 16, items.len());
+        let items = vectors(3 * SCAN_BLOCK + 123, dim);
+        let mut forward = VectorIndex::new("m", dim, items.len());
         forward.insert(&items);
         let mut reversed = items.clone();
         reversed.reverse();
-        let mut backward = VectorIndex::new("m", 16, 0);
+        let mut backward = VectorIndex::new("m", dim, 0);
         // In small batches, as incremental runs would.
         for batch in reversed.chunks(97) {
             backward.insert(batch);
@@ -678,7 +824,7 @@ mod tests {
             }
         }
         // Ties (every tenth vector is the same) come in chunk-id order.
-        let tied = forward.search(&[0.5; 16], 20, &live);
+        let tied = forward.search(&vec![0.5; dim], 20, &live);
         let ids: Vec<ChunkId> = tied.iter().map(|h| h.0).collect();
         let want: Vec<ChunkId> = (1..=items.len() as ChunkId)
             .filter(|id| id % 10 == 0 && live(*id))
