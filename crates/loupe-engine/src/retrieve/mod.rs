@@ -29,7 +29,7 @@ use crate::project::{Project, Snapshot};
 use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Reciprocal-rank-fusion constant from Cormack et al. (2009).
 const RRF_K: f32 = 60.0;
@@ -189,8 +189,9 @@ pub struct Retrieved {
     pub vectors_failed: Option<String>,
     /// Wall time of each step, in order: `bm25`, `history`, `symbols`,
     /// `mentions`, `vectors` (the wait for the vector search, which started
-    /// before `bm25` and ran beside the steps up to here), `graph`,
-    /// `materialise` (reading the candidates' chunks from the catalog).
+    /// before `bm25` and ran beside the steps up to here), `graph` (while
+    /// the chunks found so far are read from the catalog beside it),
+    /// `materialise` (reading the rest, the graph's neighbours).
     /// Where a question's milliseconds go; the query bench reports them.
     pub stages: Vec<(&'static str, std::time::Duration)>,
 }
@@ -256,14 +257,32 @@ impl Project {
         watch.lap("mentions");
         let vectors_failed = vectors.finish(&mut g).await;
         watch.lap("vectors");
-        // Last: its seeds are the best of everything above.
-        self.gather_graph(query, &mut g).await?;
+        // The chunks found so far are read from the catalog while the
+        // graph, last because its seeds are the best of everything above,
+        // looks up its neighbours on other connections.
+        let known: Vec<ChunkId> = g.signals.keys().copied().collect();
+        let (graph, rows) = tokio::join!(
+            self.gather_graph(query, &mut g),
+            self.catalog.chunks(&known)
+        );
+        graph?;
         watch.lap("graph");
 
-        // Materialise.
-        let ids: Vec<ChunkId> = g.signals.keys().copied().collect();
-        let mut out = Vec::with_capacity(ids.len());
-        for (chunk, mtime_ns) in self.catalog.chunks(&ids).await? {
+        // Materialise: the rest are the graph's neighbours.
+        let known: HashSet<ChunkId> = known.into_iter().collect();
+        let added: Vec<ChunkId> = g
+            .signals
+            .keys()
+            .filter(|id| !known.contains(id))
+            .copied()
+            .collect();
+        let mut rows = rows?;
+        rows.extend(self.catalog.chunks(&added).await?);
+        // In chunk-id order, so ties in the sort below fall the same way
+        // however the rows were read.
+        rows.sort_unstable_by_key(|(chunk, _)| chunk.id);
+        let mut out = Vec::with_capacity(rows.len());
+        for (chunk, mtime_ns) in rows {
             let mut signals = g.signals.remove(&chunk.id).unwrap_or_default();
             signals.mtime = mtime_ns / 1_000_000_000;
             out.push(Candidate { chunk, signals });
