@@ -8,8 +8,8 @@
 //! load: an HNSW graph of the `cargo vendor` corpus (544 k chunks) took
 //! 823 s of a 1,266 s first index and ~16 s of every one-shot query that
 //! opened it, and held 2 GiB; the int8 rows are 146 MB, filled as fast as
-//! they are read, and scanned in 17 ms (1.2 ms at 50 k chunks; BENCHMARKS.md,
-//! "Session 14: vectors without a graph").
+//! they are read, and scanned in 4.8 ms on two cores (0.4 ms at 50 k chunks;
+//! BENCHMARKS.md, "Session 14: vectors without a graph" and "Session 24").
 //!
 //! Derived data: the vectors themselves live in the catalog's embedding cache,
 //! so this index can always be rebuilt without re-embedding. A dump is written
