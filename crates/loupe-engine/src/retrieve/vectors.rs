@@ -2,9 +2,10 @@
 //! embedder is configured and the index has vectors.
 //!
 //! The search runs on a blocking thread while the other signals are
-//! gathered: it scans every int8 row, which is bound by memory bandwidth,
-//! while BM25 and the catalog's lookups are bound by the CPU and by SQLite,
-//! so the two overlap instead of adding up (BENCHMARKS.md, "Session 24").
+//! gathered, none of which needs its answer: the scan of every int8 row
+//! and BM25's postings share the two cores, and the catalog's lookups
+//! wait on SQLite meanwhile, so the steps overlap instead of adding up
+//! (BENCHMARKS.md, "Session 24").
 
 use super::Gathered;
 use crate::project::{Project, Snapshot};
