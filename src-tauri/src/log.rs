@@ -55,8 +55,8 @@ fn open_log(data_root: &Path) -> std::io::Result<(PathBuf, File)> {
 /// panics there. Returns the log's path, or `None` (said on stderr) when
 /// it cannot be opened: the app runs on, logging to stderr alone.
 pub fn init(data_root: &Path) -> Option<PathBuf> {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOUPE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tantivy=error,sqlx=error"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env(loupe_engine::LOG_ENV)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(loupe_engine::DEFAULT_LOG_FILTER));
     let opened = open_log(data_root);
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

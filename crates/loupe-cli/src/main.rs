@@ -305,12 +305,9 @@ static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LOUPE_LOG")
-                // sqlx warns of every statement over 1 s (reading a large
-                // project's symbols at open): noise on a user's terminal.
-                .unwrap_or_else(|_| {
-                    tracing_subscriber::EnvFilter::new("warn,tantivy=error,sqlx=error")
-                }),
+            tracing_subscriber::EnvFilter::try_from_env(loupe_engine::LOG_ENV).unwrap_or_else(
+                |_| tracing_subscriber::EnvFilter::new(loupe_engine::DEFAULT_LOG_FILTER),
+            ),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -58,6 +58,14 @@ pub mod vectors;
 pub mod walk;
 pub mod watch;
 
+/// The environment variable whose `tracing` filter says what every Loupe
+/// process (the CLI, `loupe mcp`, the app) logs, e.g. `debug`.
+pub const LOG_ENV: &str = "LOUPE_LOG";
+/// What is logged when [`LOG_ENV`] is unset: warnings, without sqlx's
+/// warning for every statement over 1 s (reading a large project at open)
+/// or tantivy's: noise on a user's terminal.
+pub const DEFAULT_LOG_FILTER: &str = "warn,tantivy=error,sqlx=error";
+
 pub use ask::{Answer, AskCache, AskRequest, SignalsUsed, Unindexed, UnknownPins};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};
