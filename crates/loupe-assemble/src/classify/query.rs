@@ -58,6 +58,11 @@ pub struct QueryAnalysis {
     /// `@` mentions, which become pinned items.
     #[serde(default)]
     pub mentions: Vec<Mention>,
+    /// Lines of a pasted report's template (HTML comments, headings that
+    /// name no code) left out of the analysis and the search
+    /// ([`super::scaffold`]).
+    #[serde(default)]
+    pub scaffolding_lines: usize,
 }
 
 /// File extensions that make a dotted word a path even without a `/`.
@@ -397,7 +402,7 @@ static RUST_FRAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^\s*\d+:\s+(?:0x[0-9a-f]+ - )?((?:[A-Za-z_<][\w<>]*::)+[A-Za-z_][\w]*)")
         .expect("rust frame regex")
 });
-static PATH: LazyLock<Regex> = LazyLock::new(|| {
+pub(super) static PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s\x22'`(\[<,=:])((?:[A-Za-z]:\\|\.{1,2}/|/|~/)?(?:[\w+-][\w.+-]*[/\\])*[\w+-][\w.+-]*\.([A-Za-z][A-Za-z0-9]{0,9})(?::(\d+)(?::\d+)?)?)")
         .expect("path regex")
 });
@@ -491,7 +496,7 @@ pub fn split_line_suffix(path: &str) -> (&str, Option<u32>) {
 }
 
 /// Whether a word is shaped like a code identifier rather than English.
-fn is_identifier_shaped(word: &str) -> bool {
+pub(super) fn is_identifier_shaped(word: &str) -> bool {
     let bare = word.trim_end_matches("()");
     if bare.len() < 2 || !bare.chars().any(|c| c.is_ascii_alphabetic()) {
         return false;
@@ -522,12 +527,16 @@ fn is_identifier_shaped(word: &str) -> bool {
     inner_upper || acronym_then_word || snake || digits_in_word
 }
 
-fn has_path_extension(ext: &str) -> bool {
+pub(super) fn has_path_extension(ext: &str) -> bool {
     PATH_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
 }
 
-/// Analyzes a question locally. Never fails; an empty question gives an empty analysis.
+/// Analyzes a question locally, without its template scaffolding
+/// ([`super::scaffold`]). Never fails; an empty question gives an empty
+/// analysis.
 pub fn analyze(question: &str) -> QueryAnalysis {
+    let searchable = super::scaffold::searchable(question);
+    let question = searchable.text.as_ref();
     let mut found = Collector::default();
 
     // 1. Split pasted code blocks from prose. Both are scanned for frames,
@@ -727,6 +736,7 @@ pub fn analyze(question: &str) -> QueryAnalysis {
         identifiers,
         paths,
         mentions,
+        scaffolding_lines: searchable.left_out,
     }
 }
 

@@ -77,7 +77,8 @@ impl Default for RetrieveLimits {
 /// What to look for.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetrieveQuery {
-    /// The question as typed (BM25 and vectors use it whole).
+    /// The question as searched: as typed, less a pasted report's template
+    /// scaffolding (BM25, history and vectors use it whole).
     pub text: String,
     /// Identifiers found in the question (symbol matching).
     pub identifiers: Vec<String>,
@@ -101,10 +102,12 @@ impl RetrieveQuery {
         Self::from_analysis(text, &analysis)
     }
 
-    /// Build a query from an existing analysis of `text`.
+    /// Build a query from an existing analysis of `text`; BM25, history
+    /// and vectors search `text` without its template scaffolding
+    /// (`classify::scaffold`), as the analysis read it.
     pub fn from_analysis(text: &str, analysis: &QueryAnalysis) -> Self {
         let mut q = Self {
-            text: text.to_owned(),
+            text: loupe_assemble::classify::searchable(text).text.into_owned(),
             ..Self::default()
         };
         q.identifiers = analysis.identifiers.clone();
@@ -294,5 +297,20 @@ impl Project {
             vectors_failed,
             stages: watch.stages,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_text_leaves_out_a_template() {
+        let q = RetrieveQuery::from_question(
+            "Add recv_many to StreamMap\n<!-- Please fill in the template. -->\n**Is your feature request related to a problem? Please describe.**\nReceiving one by one is slow.",
+        );
+        assert!(q.text.contains("recv_many") && q.text.contains("one by one"));
+        assert!(!q.text.contains("template") && !q.text.contains("feature request"));
+        assert_eq!(q.identifiers, ["recv_many", "StreamMap"]);
     }
 }
