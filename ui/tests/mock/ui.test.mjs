@@ -164,6 +164,39 @@ test('an answer still on its way is not drawn once its question is cleared and a
   await p.close();
 });
 
+test('a question cleared in the box, then another project opened at once, is not asked there', async () => {
+  // /mock/long opened before, so it reopens at once: well within the
+  // question box's debounce.
+  const p = await page('/mock/long');
+  await p.getByTestId('path-input').fill('/mock/small');
+  await p.getByTestId('open-button').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid="status-root"]')?.textContent === '/mock/small');
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  // Cleared by typing (debounced, no Enter), and the switch comes before
+  // the debounce lets the empty question through.
+  await p.getByTestId('question-input').fill('');
+  await p.getByTestId('path-input').fill('/mock/long');
+  await p.getByTestId('open-button').click();
+  await p.waitForFunction(() => document.querySelector('[data-testid="status-root"]')?.textContent === '/mock/long');
+  await p.evaluate(() => new Promise((r) => setTimeout(r, 600)));
+  const askedThere = (await assembleCalls(p)).filter((c) => c.args.root === '/mock/long');
+  assert.deepEqual(askedThere, []);
+  assert.equal(await p.getByTestId('chunk-row').count(), 0);
+  await p.getByTestId('ask-hint').waitFor();
+  await p.close();
+});
+
+test('clearing the question clears the answer drawn for it', async () => {
+  const p = await page();
+  await ask(p);
+  await p.getByTestId('chunk-row').first().waitFor();
+  await p.getByTestId('question-input').fill('');
+  await p.getByTestId('chunk-row').first().waitFor({ state: 'detached' });
+  await p.getByTestId('ask-hint').waitFor();
+  await p.close();
+});
+
 test('a question replaced while its answer is on its way is stopped, and the new one asked at once', async () => {
   const p = await page();
   await ask(p);
