@@ -541,26 +541,7 @@ pub fn analyze(question: &str) -> QueryAnalysis {
 
     // 1. Split pasted code blocks from prose. Both are scanned for frames,
     //    paths and identifiers; only prose gives keywords and mentions.
-    let mut prose = String::with_capacity(question.len());
-    let mut pasted = String::new();
-    let mut last = 0;
-    for block in FENCE.find_iter(question) {
-        prose.push_str(&question[last..block.start()]);
-        prose.push('\n');
-        pasted.push_str(block.as_str());
-        pasted.push('\n');
-        last = block.end();
-    }
-    prose.push_str(&question[last..]);
-
-    // Lines of prose that are really log or trace lines count as pasted.
-    let (prose, log_lines): (Vec<&str>, Vec<&str>) =
-        prose.lines().partition(|line| !is_log_line(line));
-    let prose = prose.join("\n");
-    for line in log_lines {
-        pasted.push_str(line);
-        pasted.push('\n');
-    }
+    let (prose, pasted) = prose_and_pasted(question);
 
     // 2. Mentions (prose only: `@Override` in pasted Java is not a pin).
     let mut mentions = Vec::new();
@@ -738,6 +719,29 @@ pub fn analyze(question: &str) -> QueryAnalysis {
         mentions,
         scaffolding_lines: searchable.left_out,
     }
+}
+
+/// `question` split into the asker's prose and what they pasted: fenced
+/// code blocks, and prose lines that are really log or trace lines.
+pub(super) fn prose_and_pasted(question: &str) -> (String, String) {
+    let mut prose = String::with_capacity(question.len());
+    let mut pasted = String::new();
+    let mut last = 0;
+    for block in FENCE.find_iter(question) {
+        prose.push_str(&question[last..block.start()]);
+        prose.push('\n');
+        pasted.push_str(block.as_str());
+        pasted.push('\n');
+        last = block.end();
+    }
+    prose.push_str(&question[last..]);
+    let (prose, log_lines): (Vec<&str>, Vec<&str>) =
+        prose.lines().partition(|line| !is_log_line(line));
+    for line in log_lines {
+        pasted.push_str(line);
+        pasted.push('\n');
+    }
+    (prose.join("\n"), pasted)
 }
 
 /// Whether a prose line is really a pasted trace or log line.
