@@ -628,6 +628,10 @@ async fn pins_mentions_and_graph_neighbours() {
     assert!(get("AGENTS.md", None).signals.primer);
     let render = get("src/render.rs", Some("render_prompt"));
     assert!(render.signals.symbol_exact);
+    // A seed of the graph with a neighbour is a graph hit; a README-like
+    // primer, among so few candidates a seed too, has none and is not.
+    assert_eq!(render.signals.graph_distance, Some(0));
+    assert_eq!(get("AGENTS.md", None).signals.graph_distance, None);
     // render_prompt calls pack_items: one hop away.
     assert_eq!(
         get("src/pack.rs", Some("pack_items"))
