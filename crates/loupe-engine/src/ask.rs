@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use loupe_assemble::classify::{self, QuestionType};
+use loupe_assemble::classify::{self, QueryAnalysis, QuestionType};
 use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
 
 use crate::ablate::Ablations;
@@ -288,14 +288,20 @@ impl Project {
         if knobs.now == 0 {
             knobs.now = unix_now();
         }
-        // In change mode retrieval searches with the changed lines too.
+        // The question is searched without a pasted report's template
+        // scaffolding; in change mode with the changed lines too, as they
+        // are (a `# comment` line of a change is no template heading).
+        let asked = classify::searchable(question);
         let searched = match &review {
             // The stock question's words would only find things named "review".
             Some(r) if question == DEFAULT_REVIEW_QUESTION => r.searched.clone(),
-            Some(r) => format!("{question}\n{}", r.searched),
-            None => question.to_owned(),
+            Some(r) => format!("{}\n{}", asked.text, r.searched),
+            None => asked.text.into_owned(),
         };
-        let analysis = classify::analyze(&searched);
+        let analysis = QueryAnalysis {
+            scaffolding_lines: asked.left_out,
+            ..classify::analyze_text(&searched)
+        };
         let mut query = RetrieveQuery::from_analysis(&searched, &analysis);
         query.primers = Some(knobs.primers.clone());
 
@@ -349,7 +355,7 @@ impl Project {
             if let Some(e) = expansion.as_ref().filter(|e| !e.terms.is_empty()) {
                 let expanded = format!("{searched}\n{}", e.terms.join("\n"));
                 let primers = query.primers.take();
-                query = RetrieveQuery::from_analysis(&expanded, &classify::analyze(&expanded));
+                query = RetrieveQuery::from_analysis(&expanded, &classify::analyze_text(&expanded));
                 query.primers = primers;
             }
             let (retrieved, pins_dropped) = match self

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 pub use category::{Category, CategoryRule, CategoryScore, Confidence, default_rules};
 pub use kind::{Intent, QuestionType, instructions, intent_multiplier};
-pub use query::{Mention, MentionKind, QueryAnalysis, analyze};
+pub use query::{Mention, MentionKind, QueryAnalysis, analyze, analyze_text};
 pub use scaffold::{Searchable, searchable};
 
 /// Everything the classifier decided about a question.

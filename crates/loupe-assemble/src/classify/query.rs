@@ -536,7 +536,16 @@ pub(super) fn has_path_extension(ext: &str) -> bool {
 /// analysis.
 pub fn analyze(question: &str) -> QueryAnalysis {
     let searchable = super::scaffold::searchable(question);
-    let question = searchable.text.as_ref();
+    QueryAnalysis {
+        scaffolding_lines: searchable.left_out,
+        ..analyze_text(&searchable.text)
+    }
+}
+
+/// Analyzes text as it is: a question already without its scaffolding,
+/// with text that is not the asker's appended (a change's lines, whose
+/// `# comment` lines are no template).
+pub fn analyze_text(question: &str) -> QueryAnalysis {
     let mut found = Collector::default();
 
     // 1. Split pasted code blocks from prose. Both are scanned for frames,
@@ -717,7 +726,7 @@ pub fn analyze(question: &str) -> QueryAnalysis {
         identifiers,
         paths,
         mentions,
-        scaffolding_lines: searchable.left_out,
+        scaffolding_lines: 0,
     }
 }
 

@@ -96,18 +96,19 @@ pub struct RetrieveQuery {
 
 impl RetrieveQuery {
     /// Analyse a question (identifiers, paths, `@` mentions) into a query
-    /// with default limits.
+    /// with default limits; BM25, history and vectors search it without
+    /// its template scaffolding (`classify::scaffold`).
     pub fn from_question(text: &str) -> Self {
-        let analysis = loupe_assemble::classify::analyze(text);
-        Self::from_analysis(text, &analysis)
+        let searchable = loupe_assemble::classify::searchable(text);
+        let analysis = loupe_assemble::classify::analyze_text(&searchable.text);
+        Self::from_analysis(&searchable.text, &analysis)
     }
 
-    /// Build a query from an existing analysis of `text`; BM25, history
-    /// and vectors search `text` without its template scaffolding
-    /// (`classify::scaffold`), as the analysis read it.
+    /// Build a query from an existing analysis of `text`, searching `text`
+    /// as it is.
     pub fn from_analysis(text: &str, analysis: &QueryAnalysis) -> Self {
         let mut q = Self {
-            text: loupe_assemble::classify::searchable(text).text.into_owned(),
+            text: text.to_owned(),
             ..Self::default()
         };
         q.identifiers = analysis.identifiers.clone();
@@ -312,5 +313,10 @@ mod tests {
         assert!(q.text.contains("recv_many") && q.text.contains("one by one"));
         assert!(!q.text.contains("template") && !q.text.contains("feature request"));
         assert_eq!(q.identifiers, ["recv_many", "StreamMap"]);
+        // Text that is not the asker's (a change's lines) is searched as it is.
+        let changed = "# Round half up\nlet n = (x + 1) / 2;";
+        let q =
+            RetrieveQuery::from_analysis(changed, &loupe_assemble::classify::analyze_text(changed));
+        assert_eq!(q.text, changed);
     }
 }
