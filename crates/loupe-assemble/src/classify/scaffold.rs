@@ -17,7 +17,8 @@
 //! prompt keeps the question as typed.
 //!
 //! *Invariants:* only HTML comments and headings (or lines that are bold and
-//! nothing else) that name no code are left out; a heading that names code (`` ### `Sender::send` panics``,
+//! nothing else) that name no code are left out, and not a lone heading
+//! that opens the text (its title); a heading that names code (`` ### `Sender::send` panics``,
 //! `## tokio::select! drops a branch`) stays; nothing inside a fenced code
 //! block is touched except HTML comments; a question with nothing else left
 //! is searched as typed, so no question becomes empty.
@@ -67,17 +68,31 @@ pub fn searchable(question: &str) -> Searchable<'_> {
         // Keep the line break a comment may have separated words with.
         if c[0].contains('\n') { "\n" } else { " " }
     });
-    let mut kept = String::with_capacity(uncommented.len());
+    // Which lines are headings (outside fenced code) that name no code.
     let mut in_fence = false;
-    for line in uncommented.lines() {
-        let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            in_fence = !in_fence;
-        } else if !in_fence
-            && let Some(cap) = HEADING.captures(line)
-            && let Some(text) = cap.get(1).or(cap.get(2)).or(cap.get(3))
-            && !names_code(text.as_str())
-        {
+    let lines: Vec<(&str, bool)> = uncommented
+        .lines()
+        .map(|line| {
+            let t = line.trim_start();
+            if t.starts_with("```") || t.starts_with("~~~") {
+                in_fence = !in_fence;
+                return (line, false);
+            }
+            let scaffold = !in_fence
+                && HEADING
+                    .captures(line)
+                    .and_then(|cap| cap.get(1).or(cap.get(2)).or(cap.get(3)))
+                    .is_some_and(|text| !names_code(text.as_str()));
+            (line, scaffold)
+        })
+        .collect();
+    // A lone heading that opens the text is its title ("# Panic on an
+    // empty file"), not a template's.
+    let headings = lines.iter().filter(|(_, h)| *h).count();
+    let opening = lines.iter().position(|(l, _)| !l.trim().is_empty());
+    let mut kept = String::with_capacity(uncommented.len());
+    for (i, (line, scaffold)) in lines.iter().enumerate() {
+        if *scaffold && !(headings == 1 && opening == Some(i)) {
             left_out += 1;
             continue;
         }
@@ -146,6 +161,16 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_heading_that_opens_the_question_is_its_title() {
+        let q = "# Panic on an empty file\n\nReading one crashes.";
+        assert_eq!(searchable(q).text, q);
+        // Among a template's headings, the first one is the template's.
+        let s = searchable("## Bug Report\n\n### Description\n\nReading one crashes.");
+        assert_eq!(s.text.trim(), "Reading one crashes.");
+        assert_eq!(s.left_out, 2);
+    }
+
+    #[test]
     fn headings_that_name_code_stay() {
         for heading in [
             "### `Sender::send` panics when the receiver is gone",
@@ -183,7 +208,7 @@ mod tests {
         for q in [
             "## How do I configure logging?",
             "<!-- nothing -->",
-            "# Bug\n<!-- x -->",
+            "## Bug\n### Details\n<!-- x -->",
         ] {
             let s = searchable(q);
             assert_eq!(s.text, q);
