@@ -767,6 +767,9 @@ pub struct ReportDto {
     pub warnings: Vec<String>,
     /// Redactions and sanitizations applied.
     pub redactions: u32,
+    /// What the search left out of the question (a pasted report's
+    /// template), in words; `null` when it searched the question whole.
+    pub scaffolding: Option<String>,
 }
 
 impl ReportDto {
@@ -806,6 +809,7 @@ impl ReportDto {
                 .collect(),
             warnings: r.warnings.clone(),
             redactions: count(r.redactions.len() as u64),
+            scaffolding: r.analysis.scaffolding_note(),
         }
     }
 }

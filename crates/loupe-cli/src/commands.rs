@@ -636,6 +636,9 @@ fn print_items(a: &loupe_assemble::Assembly) {
         "{}",
         loupe_assemble::report::Verdict::of(&a.items, r).describe(&r.unit)
     );
+    if let Some(note) = r.analysis.scaffolding_note() {
+        eprintln!("{note}");
+    }
     eprintln!(
         "{:>3}  {:<50} {:>6} {:>3} {:>6}  status",
         "#", "chunk", "score", "lod", "size"

@@ -197,6 +197,21 @@ test('clearing the question clears the answer drawn for it', async () => {
   await p.close();
 });
 
+test("a pasted report's template is not searched, and the report says so", async () => {
+  const p = await page();
+  await ask(p, 'Packing drops items\n## Bug Report\n<!-- Please fill in the template. -->\n### Description\nItems over the budget vanish.');
+  await p.getByTestId('chunk-row').first().waitFor();
+  assert.equal(
+    await p.getByTestId('scaffolding').innerText(),
+    'searched without 3 lines of a report template (HTML comments, headings that name no code)',
+  );
+  // The prompt keeps the question as typed.
+  assert.ok((await p.getByTestId('prompt-preview').textContent()).includes('## Bug Report'));
+  await ask(p, 'how does packing work?');
+  await p.getByTestId('scaffolding').waitFor({ state: 'detached' });
+  await p.close();
+});
+
 test('a question replaced while its answer is on its way is stopped, and the new one asked at once', async () => {
   const p = await page();
   await ask(p);

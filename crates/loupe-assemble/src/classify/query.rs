@@ -65,6 +65,20 @@ pub struct QueryAnalysis {
     pub scaffolding_lines: usize,
 }
 
+impl QueryAnalysis {
+    /// What the search left out of the question, in words for the report
+    /// (`None` when it searched the question whole).
+    pub fn scaffolding_note(&self) -> Option<String> {
+        match self.scaffolding_lines {
+            0 => None,
+            n => Some(format!(
+                "searched without {n} line{} of a report template (HTML comments, headings that name no code)",
+                if n == 1 { "" } else { "s" }
+            )),
+        }
+    }
+}
+
 /// File extensions that make a dotted word a path even without a `/`.
 const PATH_EXTENSIONS: &[&str] = &[
     "rs",

@@ -514,7 +514,12 @@ warnings: Array<string>,
 /**
  * Redactions and sanitizations applied.
  */
-redactions: number, };
+redactions: number, 
+/**
+ * What the search left out of the question (a pasted report's
+ * template), in words; `null` when it searched the question whole.
+ */
+scaffolding: string | null, };
 
 export type ChangeDto = { 
 /**
