@@ -10,10 +10,12 @@
 //! (reference counts, no copies); retrieval and the answer cache's key read
 //! only it, so a run landing mid-question cannot give one signal the old
 //! index and another the new one, nor file candidates under a key they were
-//! not retrieved at. The vector index is the exception: it is too large to
+//! not retrieved at. Two exceptions: the vector index is too large to
 //! share by copy and a run inserts its new points in place, so it is
 //! searched under its lock, and the snapshot records how many points it
-//! held.
+//! held; and the catalog's rows are read as they are when the question
+//! reads them, so a retrieval that finds chunks a newer run deleted is
+//! asked again from a fresh snapshot (`Project::retrieve_from`).
 
 use super::*;
 

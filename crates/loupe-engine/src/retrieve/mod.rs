@@ -33,6 +33,12 @@ use std::collections::{HashMap, HashSet};
 
 /// Reciprocal-rank-fusion constant from Cormack et al. (2009).
 const RRF_K: f32 = 60.0;
+/// How many times a retrieval that found rewritten chunks is asked again
+/// (see [`Project::retrieve_from`]), and the pause before the first retry
+/// (the n-th waits n times as long, 250 ms in all): the lexical commit a
+/// run makes right after its catalog's takes milliseconds.
+const STALE_RETRIES: u32 = 4;
+const STALE_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
 /// Primer files, found at any depth (SourcePrep's defaults).
 pub const DEFAULT_PRIMERS: &[&str] = &["AGENTS.md", "PREP_PRIMER.md", "PROJECT_PRIMER.md"];
 
@@ -238,11 +244,47 @@ impl Project {
 
     /// [`Project::retrieve_noting`] over a snapshot the caller took (and
     /// keys its cache on).
+    ///
+    /// The catalog is read as it is now, not at the snapshot: a run that
+    /// committed since (another process's, or this one's between its
+    /// catalog and lexical commits) has deleted the old chunks of the files
+    /// it rewrote, which an older lexical reader still finds. Those files
+    /// would drop out of the answer, so a retrieval that finds chunks the
+    /// catalog no longer holds is asked again from a fresh snapshot, once
+    /// the lexical commit has landed; after [`STALE_RETRIES`] it answers
+    /// with what it found.
     pub(crate) async fn retrieve_from(
         &self,
         snapshot: &Snapshot,
         query: &RetrieveQuery,
     ) -> Result<Retrieved> {
+        let mut fresh;
+        let mut snapshot = snapshot;
+        for retry in 1..=STALE_RETRIES {
+            let (retrieved, vanished) = self.retrieve_once(snapshot, query).await?;
+            if vanished == 0 {
+                return Ok(retrieved);
+            }
+            tracing::debug!(
+                vanished,
+                generation = snapshot.generation,
+                retry,
+                "chunks rewritten under a question; asking again"
+            );
+            tokio::time::sleep(STALE_PAUSE * retry).await;
+            fresh = self.snapshot().await?;
+            snapshot = &fresh;
+        }
+        Ok(self.retrieve_once(snapshot, query).await?.0)
+    }
+
+    /// One retrieval from `snapshot`, and how many of the chunks its
+    /// signals found the catalog no longer holds.
+    async fn retrieve_once(
+        &self,
+        snapshot: &Snapshot,
+        query: &RetrieveQuery,
+    ) -> Result<(Retrieved, usize)> {
         let mut g = Gathered::default();
         let mut watch = Stopwatch::start();
 
@@ -282,6 +324,7 @@ impl Project {
             .collect();
         let mut rows = rows?;
         rows.extend(self.catalog.chunks(&added).await?);
+        let vanished = (known.len() + added.len()).saturating_sub(rows.len());
         // In chunk-id order, so ties in the sort below fall the same way
         // however the rows were read.
         rows.sort_unstable_by_key(|(chunk, _)| chunk.id);
@@ -293,11 +336,14 @@ impl Project {
         }
         sort_interim(&mut out);
         watch.lap("materialise");
-        Ok(Retrieved {
-            candidates: out,
-            vectors_failed,
-            stages: watch.stages,
-        })
+        Ok((
+            Retrieved {
+                candidates: out,
+                vectors_failed,
+                stages: watch.stages,
+            },
+            vanished,
+        ))
     }
 }
 
@@ -318,5 +364,55 @@ mod tests {
         let q =
             RetrieveQuery::from_analysis(changed, &loupe_assemble::classify::analyze_text(changed));
         assert_eq!(q.text, changed);
+    }
+
+    /// A run that rewrites a file under a question (another process's, or
+    /// this one's between its catalog and lexical commits) gives the file's
+    /// chunks new ids: the lexical reader still finds the old ones, which
+    /// the catalog no longer holds. The question must not lose the file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_rewritten_under_a_question_is_still_found() {
+        use crate::progress::{CancelToken, no_progress};
+        use crate::project::ProjectConfig;
+        let folder = tempfile::tempdir().expect("tempdir");
+        let data = tempfile::tempdir().expect("tempdir");
+        let ledger = folder.path().join("ledger.rs");
+        let body = "/// The total of an invoice in cents.\npub fn invoice_total(lines: &[i64]) -> i64 {\n    lines.iter().sum()\n}\n";
+        std::fs::write(&ledger, body).expect("write");
+        std::fs::write(folder.path().join("ship.rs"), "pub fn ship() {}\n").expect("write");
+        let cancel = CancelToken::new();
+        let asker = Project::open(folder.path(), ProjectConfig::new(data.path()))
+            .await
+            .expect("open");
+        asker.index(&no_progress, &cancel).await.expect("index");
+        let snapshot = asker.snapshot().await.expect("snapshot");
+
+        std::fs::write(
+            &ledger,
+            format!("{body}\n/// Revision 2.\npub const REVISION: u32 = 2;\n"),
+        )
+        .expect("write");
+        let writer = Project::open(folder.path(), ProjectConfig::new(data.path()))
+            .await
+            .expect("open");
+        writer.index(&no_progress, &cancel).await.expect("index");
+
+        let query = RetrieveQuery::from_question("How is the invoice total computed?");
+        let found = asker
+            .retrieve_from(&snapshot, &query)
+            .await
+            .expect("retrieve");
+        assert!(
+            found
+                .candidates
+                .iter()
+                .any(|c| c.chunk.path == "ledger.rs" && c.chunk.text.contains("fn invoice_total")),
+            "{:?}",
+            found
+                .candidates
+                .iter()
+                .map(|c| &c.chunk.path)
+                .collect::<Vec<_>>()
+        );
     }
 }
