@@ -407,8 +407,14 @@ impl Catalog {
     /// and built again from their stored definitions before it commits,
     /// since one sort per index costs less than keeping millions of rows'
     /// random keys in order as they arrive (BENCHMARKS.md, session 16).
+    ///
+    /// The transaction takes the write lock as it begins (`BEGIN
+    /// IMMEDIATE`), so it waits out the busy timeout for a writer still
+    /// holding it (a step just dropped, whose rollback has not run yet),
+    /// where a deferred one would read first and then fail to upgrade
+    /// with "database is locked".
     pub async fn begin(&self) -> Result<Staging> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let empty: bool = sqlx::query_scalar("SELECT NOT EXISTS (SELECT 1 FROM files)")
             .fetch_one(&mut *tx)
             .await?;
