@@ -13,7 +13,7 @@ use crate::dto::{
     AgentRequestDetailDto, AgentRequestDto, AgentRequestsDto, AssemblyDto, ChunkDetailDto,
     CompletionDto, DiagnosticDto, ErrorCode, ErrorDto, GoldenRunDto, IndexEvent, KnobsDto,
     MapNodeDto, MapViewDto, MarkDto, ModelDto, OpenedDto, PresetDto, ProjectSettingsDto,
-    QuestionTypeDto, RecentDto, SelectionDto, StatusDto, TargetDto, WatchEventDto,
+    QuestionTypeDto, RecentDto, SelectionDto, ShownDto, StatusDto, TargetDto, WatchEventDto,
 };
 use crate::dto::{ExpanderDto, ExpanderInputDto};
 use crate::prefs;
@@ -663,6 +663,7 @@ pub async fn watch_project(
     on_event: Channel<WatchEventDto>,
 ) -> CommandResult<()> {
     let open = opened(&state, &root)?;
+    let shown = open.project.root().to_path_buf();
     open.watch(move |e| {
         let event = match e {
             WatchEvent::Changed(paths) => WatchEventDto::Changed {
@@ -682,13 +683,37 @@ pub async fn watch_project(
         let _ = on_event.send(event);
     })
     .await?;
+    state.show(&shown);
     Ok(())
 }
 
 /// Stop watching the project; `false` when no watcher ran.
 #[tauri::command]
 pub async fn unwatch_project(state: State<'_, AppState>, root: String) -> CommandResult<bool> {
-    Ok(opened(&state, &root)?.unwatch().await)
+    let open = opened(&state, &root)?;
+    state.hide(open.project.root());
+    Ok(open.unwatch().await)
+}
+
+/// The project the page showed (the one it watches) and the question it
+/// asked last, or `null`: a page reloaded after its process died asks,
+/// and shows the user what they were looking at instead of the first
+/// screen. The engine, its index and its watcher lived on.
+#[tauri::command]
+pub async fn shown_project(state: State<'_, AppState>) -> CommandResult<Option<ShownDto>> {
+    let Some(open) = state.shown() else {
+        return Ok(None);
+    };
+    let status = open.project.status().await?;
+    // Only a page that died asks with a project shown: worth the log.
+    tracing::warn!(
+        "the reloaded page shows {} again, with its last question",
+        status.root.display()
+    );
+    Ok(Some(ShownDto {
+        status: (&status).into(),
+        question: open.last_question(),
+    }))
 }
 
 /// Ask where to save the prompt (the native save dialog, opened from Rust

@@ -1052,6 +1052,7 @@ mod tests {
             ProjectSettingsDto::decl(&cfg),
             PresetDto::decl(&cfg),
             RecentDto::decl(&cfg),
+            ShownDto::decl(&cfg),
             ChunkDetailDto::decl(&cfg),
             CompletionDto::decl(&cfg),
             WatchEventDto::decl(&cfg),

@@ -60,6 +60,7 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
             commands::complete,
             commands::watch_project,
             commands::unwatch_project,
+            commands::shown_project,
             commands::save_prompt,
         ])
 }

@@ -100,6 +100,14 @@ impl OpenProject {
         begin(&self.question, question)
     }
 
+    /// The question the panel asked last (empty before any).
+    pub fn last_question(&self) -> String {
+        guard(&self.question)
+            .as_ref()
+            .map(|(q, _)| q.clone())
+            .unwrap_or_default()
+    }
+
     /// [`OpenProject::begin_question`] for the token map's ask.
     pub fn begin_map_question(&self, question: &str) -> CancelToken {
         begin(&self.map_question, question)
@@ -238,6 +246,9 @@ impl OpenProject {
 pub struct AppState {
     config: ProjectConfig,
     projects: Mutex<HashMap<PathBuf, Arc<OpenProject>>>,
+    /// The project the page shows (the one it watches): the engine outlives
+    /// a page whose process died, and the reloaded page asks for it.
+    shown: Mutex<Option<PathBuf>>,
 }
 
 impl AppState {
@@ -251,7 +262,28 @@ impl AppState {
         Self {
             config,
             projects: Mutex::new(HashMap::new()),
+            shown: Mutex::new(None),
         }
+    }
+
+    /// Remember that the page shows `root` (it started watching it).
+    pub fn show(&self, root: &Path) {
+        *guard(&self.shown) = Some(root.to_path_buf());
+    }
+
+    /// The page stopped watching `root`: it no longer shows it (another
+    /// project, shown meanwhile, stays the one shown).
+    pub fn hide(&self, root: &Path) {
+        let mut shown = guard(&self.shown);
+        if shown.as_deref() == Some(root) {
+            *shown = None;
+        }
+    }
+
+    /// The open project the page shows, if any.
+    pub fn shown(&self) -> Option<Arc<OpenProject>> {
+        let root = guard(&self.shown).clone()?;
+        guard(&self.projects).get(&root).cloned()
     }
 
     /// The open project at `path`, opening it on first use. Opening twice

@@ -2,7 +2,7 @@
 //! saving the prompt.
 
 use crate::support::Harness;
-use loupe_app::dto::{AssemblyDto, ChunkDetailDto, CompletionDto, WatchEventDto};
+use loupe_app::dto::{AssemblyDto, ChunkDetailDto, CompletionDto, ShownDto, WatchEventDto};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -138,6 +138,33 @@ fn the_watcher_reports_a_changed_file_and_a_new_generation() {
     assert!(a.rows.iter().any(|r| r.path == "src/extra.rs"));
     let stopped: bool = h.ok("unwatch_project", json!({ "root": root }));
     assert!(stopped);
+}
+
+/// A page reloaded after its process died asks what it showed: the
+/// watched project and its last question; nothing once it stopped
+/// watching, and nothing in a fresh app.
+#[test]
+fn a_reloaded_page_gets_back_the_project_it_showed_and_its_question() {
+    let h = Harness::new();
+    let none: Option<ShownDto> = h.ok("shown_project", json!({}));
+    assert_eq!(none, None);
+    let root = h.open();
+    // Open but not watched: the page never showed it.
+    let none: Option<ShownDto> = h.ok("shown_project", json!({}));
+    assert_eq!(none, None);
+    let _events = watch(&h, &root);
+    let shown: Option<ShownDto> = h.ok("shown_project", json!({}));
+    let shown = shown.expect("the watched project");
+    assert_eq!(shown.status.root, root);
+    assert!(shown.status.files > 0);
+    assert_eq!(shown.question, "");
+    let _: AssemblyDto = h.ok("assemble", h.ask("how are items packed?", json!({})));
+    let shown: Option<ShownDto> = h.ok("shown_project", json!({}));
+    assert_eq!(shown.expect("shown").question, "how are items packed?");
+    let stopped: bool = h.ok("unwatch_project", json!({ "root": root }));
+    assert!(stopped);
+    let none: Option<ShownDto> = h.ok("shown_project", json!({}));
+    assert_eq!(none, None);
 }
 
 #[test]

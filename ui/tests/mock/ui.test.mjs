@@ -670,6 +670,27 @@ test('pinning a dropped row puts it in the prompt at score 1; a reload keeps the
   await p.close();
 });
 
+test('a page whose process died comes back to the project and question it showed; a restart does not', async () => {
+  const p = await page();
+  await ask(p);
+  const prompt = await p.getByTestId('prompt-preview').textContent();
+  // The engine outlives the page: it is asked what the page showed.
+  await p.evaluate(() => window.__loupeMock.killPage());
+  await p.reload();
+  await p.getByTestId('status').waitFor();
+  await p.getByTestId('chunk-table').waitFor();
+  assert.equal(await p.getByTestId('question-input').inputValue(), 'how does packing work?');
+  assert.equal(await p.getByTestId('prompt-preview').textContent(), prompt);
+  const calls = await p.evaluate(() => window.__loupeMock.calls.map((c) => c.cmd));
+  assert.ok(calls.includes('shown_project') && calls.includes('watch_project'), calls.join(' '));
+  assert.equal(calls.filter((c) => c.startsWith('open_')).length, 0, 'shown without opening it again');
+  // A restart: the engine kept nothing, the first screen.
+  await p.reload();
+  await p.getByTestId('empty-state').waitFor();
+  assert.equal(await p.getByTestId('status').count(), 0);
+  await p.close();
+});
+
 test('banning a row takes it out of the prompt and lists it as banned', async () => {
   const p = await page();
   await ask(p);

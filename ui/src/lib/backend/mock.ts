@@ -68,6 +68,9 @@ declare global {
       agentKnobs: () => KnobsDto | null;
       holdAssemble: () => void;
       releaseAssemble: () => void;
+      /** The page's process dies while the engine lives on: the next
+       * load (the test reloads) is told what was shown and asked. */
+      killPage: () => void;
     };
   }
 }
@@ -123,6 +126,11 @@ window.__loupeMock = {
     assembleGate?.open();
     assembleGate = null;
     held = [];
+  },
+  killPage() {
+    // What the real engine remembers past the page: the watched project
+    // and its last question. Read once, by the next load.
+    if (watchHandler) store('engine-shown', { root: openRoot, question: lastQuestion });
   },
 };
 
@@ -470,6 +478,8 @@ function answer(root: string, question: string, knobs: KnobsDto, agentRequest: s
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let openRoot = '';
+/** The question the panel asked last (what `shown_project` gives back). */
+let lastQuestion = '';
 let cancelRequested = false;
 /** Steps and step time of the slow scenario's parse stage (and the staged
  * scenario's embedding). */
@@ -567,6 +577,7 @@ export const mockBackend: Backend = {
   },
   async assemble(root, question, knobs, agentRequest, change) {
     log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
+    if (!agentRequest) lastQuestion = question;
     // Answered now, delivered when the gate opens (a slow engine).
     const got = answer(root, question, knobs, agentRequest ?? null, change ?? null);
     await heldBack(question);
@@ -764,6 +775,15 @@ export const mockBackend: Backend = {
   async watchProject(root, onEvent) {
     log('watch_project', { root });
     watchHandler = onEvent;
+  },
+  async shownProject() {
+    log('shown_project', {});
+    const shown = stored<{ root: string; question: string } | null>('engine-shown', null);
+    localStorage.removeItem('loupe-mock:engine-shown');
+    if (!shown) return null;
+    openRoot = shown.root;
+    lastQuestion = shown.question;
+    return { status: statusOf(shown.root), question: shown.question };
   },
   async unwatchProject(root) {
     log('unwatch_project', { root });

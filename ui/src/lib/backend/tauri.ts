@@ -46,6 +46,7 @@ export const tauriBackend: Backend = {
   saveExpanderSettings: (settings) => call('save_expander_settings', { settings }),
   deletePreset: (name) => call('delete_preset', { name }),
   recentProjects: () => call('recent_projects'),
+  shownProject: () => call('shown_project'),
   forgetRecent: (root) => call('forget_recent', { root }),
   chunkDetail: (root, id, lod, knobs) => call('chunk_detail', { root, id, lod, knobs }),
   complete: (root, typed, limit) => call('complete', { root, typed, limit }),

@@ -24,6 +24,7 @@ import type {
   ProjectSettingsDto,
   QuestionTypeDto,
   RecentDto,
+  ShownDto,
   SelectionDto,
   StatusDto,
   TargetDto,
@@ -110,6 +111,9 @@ export interface Backend {
   savePreset(name: string, knobs: KnobsDto): Promise<PresetDto[]>;
   deletePreset(name: string): Promise<PresetDto[]>;
   recentProjects(): Promise<RecentDto[]>;
+  /** The project the page showed and its last question, kept by the engine
+   * past a page whose process died; `null` in a fresh app. */
+  shownProject(): Promise<ShownDto | null>;
   forgetRecent(root: string): Promise<RecentDto[]>;
   /** A chunk as the prompt shows it at `lod`, and its whole file now. */
   chunkDetail(root: string, id: number, lod: number, knobs: KnobsDto): Promise<ChunkDetailDto>;

@@ -618,6 +618,16 @@ root: string,
  */
 opened_at: number, };
 
+export type ShownDto = { 
+/**
+ * Its status now.
+ */
+status: StatusDto, 
+/**
+ * The question the page asked it last (empty before any).
+ */
+question: string, };
+
 export type ChunkDetailDto = { 
 /**
  * Chunk id.
