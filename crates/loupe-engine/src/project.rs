@@ -56,7 +56,7 @@ const EMBED_STORE_EVERY: Duration = Duration::from_secs(2);
 const VECTOR_PAGE: usize = 8192;
 /// How long a question waits for another process's lexical commit, once
 /// its catalog commit is seen, before answering from what it holds.
-const CATCH_UP_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const CATCH_UP_WAIT: Duration = Duration::from_secs(2);
 /// Chunks loaded per page when rebuilding the lexical index.
 const REBUILD_PAGE: u32 = 2000;
 
@@ -283,6 +283,11 @@ pub struct Project {
     /// against it on every question.
     pub(crate) paths: RwLock<Arc<BTreeSet<String>>>,
     write: tokio::sync::Mutex<()>,
+    /// Held (written) by this process's run from its catalog commit to its
+    /// lexical commit, when the catalog is ahead of the lexical reader: a
+    /// question that found chunks deleted under it waits for it to close
+    /// before asking again (`Project::retrieve_from`).
+    pub(crate) committing: tokio::sync::RwLock<()>,
     /// The catalog generation the lexical reader and the in-memory tables
     /// (live ids, paths) reflect. Another process's index run
     /// moves the catalog past it; [`Project::catch_up`] follows.
@@ -512,6 +517,7 @@ impl Project {
             live: RwLock::new(Arc::new(HashSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
+            committing: tokio::sync::RwLock::new(()),
             loaded: AtomicU64::new(generation),
             vectors_behind: AtomicBool::new(false),
             recovered,

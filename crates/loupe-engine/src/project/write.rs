@@ -348,10 +348,14 @@ impl Project {
         if let Some(ours) = ours {
             staging.replace_diagnostics(ours).await?;
         }
+        // From here to the lexical commit the catalog is ahead of the
+        // reader questions search: they wait for the window to close.
+        let window = self.committing.write().await;
         let applied = staging.commit().await?;
         report.times.catalog = catalog_time + started.elapsed();
         let started = Instant::now();
         writer.commit(applied.generation)?;
+        drop(window);
         report.times.lexical += started.elapsed();
         Ok(applied)
     }
@@ -934,4 +938,73 @@ pub(crate) fn read_and_chunk(
         }),
         warnings,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RetrieveQuery;
+    use crate::progress::no_progress;
+
+    /// A question that finds a file's chunks deleted under it while this
+    /// process's own run is between its catalog and lexical commits waits
+    /// for that window to close, however long it stays open, instead of
+    /// spending its retries on a snapshot that cannot move yet.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_waits_out_its_own_runs_commit_window() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let data = tempfile::tempdir().expect("tempdir");
+        let ledger = folder.path().join("ledger.rs");
+        let body = "/// The total of an invoice in cents.\npub fn invoice_total(lines: &[i64]) -> i64 {\n    lines.iter().sum()\n}\n";
+        std::fs::write(&ledger, body).expect("write");
+        let cancel = CancelToken::new();
+        let asker = Arc::new(
+            Project::open(folder.path(), ProjectConfig::new(data.path()))
+                .await
+                .expect("open"),
+        );
+        asker.index(&no_progress, &cancel).await.expect("index");
+        let snapshot = asker.snapshot().await.expect("snapshot");
+
+        // The catalog and the lexical index on disk move on (another
+        // handle's run); the asker is held mid-run: its write lock taken
+        // (so it cannot catch up) and its commit window open.
+        // The function itself changes, so its chunk gets a new id.
+        std::fs::write(
+            &ledger,
+            body.replace("lines.iter().sum()", "lines.iter().copied().sum()"),
+        )
+        .expect("write");
+        let writer = Project::open(folder.path(), ProjectConfig::new(data.path()))
+            .await
+            .expect("open");
+        writer.index(&no_progress, &cancel).await.expect("index");
+        let running = asker.write.lock().await;
+        let window = asker.committing.write().await;
+
+        let question = {
+            let asker = Arc::clone(&asker);
+            tokio::spawn(async move {
+                let query = RetrieveQuery::from_question("How is the invoice total computed?");
+                asker.retrieve_from(&snapshot, &query).await
+            })
+        };
+        // Longer than every retry's pause together.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        drop(running);
+        drop(window);
+        let found = question.await.expect("join").expect("retrieve");
+        assert!(
+            found
+                .candidates
+                .iter()
+                .any(|c| c.chunk.path == "ledger.rs" && c.chunk.text.contains("fn invoice_total")),
+            "{:?}",
+            found
+                .candidates
+                .iter()
+                .map(|c| &c.chunk.path)
+                .collect::<Vec<_>>()
+        );
+    }
 }

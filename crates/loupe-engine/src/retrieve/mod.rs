@@ -35,8 +35,8 @@ use std::collections::{HashMap, HashSet};
 const RRF_K: f32 = 60.0;
 /// How many times a retrieval that found rewritten chunks is asked again
 /// (see [`Project::retrieve_from`]), and the pause before the first retry
-/// (the n-th waits n times as long, 250 ms in all): the lexical commit a
-/// run makes right after its catalog's takes milliseconds.
+/// (the n-th waits n times as long, 250 ms in all), after waiting for this
+/// process's own commit window to close, if one is open.
 const STALE_RETRIES: u32 = 4;
 const STALE_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
 /// Primer files, found at any depth (SourcePrep's defaults).
@@ -251,8 +251,9 @@ impl Project {
     /// it rewrote, which an older lexical reader still finds. Those files
     /// would drop out of the answer, so a retrieval that finds chunks the
     /// catalog no longer holds is asked again from a fresh snapshot, once
-    /// the lexical commit has landed; after [`STALE_RETRIES`] it answers
-    /// with what it found.
+    /// the lexical commit has landed (this process's: the `committing`
+    /// window closed; another's: [`Project::snapshot`] catches up with
+    /// it); after [`STALE_RETRIES`] it answers with what it found.
     pub(crate) async fn retrieve_from(
         &self,
         snapshot: &Snapshot,
@@ -271,6 +272,10 @@ impl Project {
                 retry,
                 "chunks rewritten under a question; asking again"
             );
+            // An error is a timeout: the pause and the fresh snapshot
+            // below still bound the wait.
+            let _ =
+                tokio::time::timeout(crate::project::CATCH_UP_WAIT, self.committing.read()).await;
             tokio::time::sleep(STALE_PAUSE * retry).await;
             fresh = self.snapshot().await?;
             snapshot = &fresh;
