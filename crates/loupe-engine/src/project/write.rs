@@ -946,65 +946,86 @@ mod tests {
     use crate::RetrieveQuery;
     use crate::progress::no_progress;
 
-    /// A question that finds a file's chunks deleted under it while this
-    /// process's own run is between its catalog and lexical commits waits
-    /// for that window to close, however long it stays open, instead of
-    /// spending its retries on a snapshot that cannot move yet.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_question_waits_out_its_own_runs_commit_window() {
+    const LEDGER: &str = "/// The total of an invoice in cents.\npub fn invoice_total(lines: &[i64]) -> i64 {\n    lines.iter().sum()\n}\n";
+
+    /// A project holding `ledger.rs`, indexed by `asker`, whose snapshot is
+    /// taken; then the file's function is rewritten (so its chunk gets a
+    /// new id) and indexed by a second handle on the same data, as another
+    /// process would: the catalog and the lexical index on disk move on,
+    /// the asker's reader does not.
+    struct Rewritten {
+        _dirs: (tempfile::TempDir, tempfile::TempDir),
+        asker: Arc<Project>,
+        snapshot: Snapshot,
+    }
+
+    async fn rewritten_under_a_question() -> Rewritten {
         let folder = tempfile::tempdir().expect("tempdir");
         let data = tempfile::tempdir().expect("tempdir");
         let ledger = folder.path().join("ledger.rs");
-        let body = "/// The total of an invoice in cents.\npub fn invoice_total(lines: &[i64]) -> i64 {\n    lines.iter().sum()\n}\n";
-        std::fs::write(&ledger, body).expect("write");
+        std::fs::write(&ledger, LEDGER).expect("write");
         let cancel = CancelToken::new();
-        let asker = Arc::new(
-            Project::open(folder.path(), ProjectConfig::new(data.path()))
-                .await
-                .expect("open"),
-        );
+        let open = || Project::open(folder.path(), ProjectConfig::new(data.path()));
+        let asker = Arc::new(open().await.expect("open"));
         asker.index(&no_progress, &cancel).await.expect("index");
         let snapshot = asker.snapshot().await.expect("snapshot");
-
-        // The catalog and the lexical index on disk move on (another
-        // handle's run); the asker is held mid-run: its write lock taken
-        // (so it cannot catch up) and its commit window open.
-        // The function itself changes, so its chunk gets a new id.
-        std::fs::write(
-            &ledger,
-            body.replace("lines.iter().sum()", "lines.iter().copied().sum()"),
-        )
-        .expect("write");
-        let writer = Project::open(folder.path(), ProjectConfig::new(data.path()))
-            .await
-            .expect("open");
+        let rewritten = LEDGER.replace("lines.iter().sum()", "lines.iter().copied().sum()");
+        std::fs::write(&ledger, rewritten).expect("write");
+        let writer = open().await.expect("open");
         writer.index(&no_progress, &cancel).await.expect("index");
-        let running = asker.write.lock().await;
-        let window = asker.committing.write().await;
+        Rewritten {
+            _dirs: (folder, data),
+            asker,
+            snapshot,
+        }
+    }
 
-        let question = {
-            let asker = Arc::clone(&asker);
-            tokio::spawn(async move {
-                let query = RetrieveQuery::from_question("How is the invoice total computed?");
-                asker.retrieve_from(&snapshot, &query).await
-            })
-        };
-        // Longer than every retry's pause together.
-        tokio::time::sleep(Duration::from_millis(600)).await;
-        drop(running);
-        drop(window);
-        let found = question.await.expect("join").expect("retrieve");
+    fn ask(r: &Rewritten) -> tokio::task::JoinHandle<Result<crate::Retrieved>> {
+        let (asker, snapshot) = (Arc::clone(&r.asker), r.snapshot.clone());
+        tokio::spawn(async move {
+            let query = RetrieveQuery::from_question("How is the invoice total computed?");
+            asker.retrieve_from(&snapshot, &query).await
+        })
+    }
+
+    fn assert_found(found: &crate::Retrieved) {
+        let paths: Vec<&str> = found
+            .candidates
+            .iter()
+            .map(|c| c.chunk.path.as_str())
+            .collect();
         assert!(
             found
                 .candidates
                 .iter()
-                .any(|c| c.chunk.path == "ledger.rs" && c.chunk.text.contains("fn invoice_total")),
-            "{:?}",
-            found
-                .candidates
-                .iter()
-                .map(|c| &c.chunk.path)
-                .collect::<Vec<_>>()
+                .any(|c| c.chunk.path == "ledger.rs" && c.chunk.text.contains("copied()")),
+            "{paths:?}"
         );
+    }
+
+    /// Another process's run rewrote the file under the question: the old
+    /// chunk the asker's reader finds is gone from the catalog, and the
+    /// question, asked again after catching up, still finds the file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_rewritten_under_a_question_is_still_found() {
+        let r = rewritten_under_a_question().await;
+        assert_found(&ask(&r).await.expect("join").expect("retrieve"));
+    }
+
+    /// The same while this process's own run is between its catalog and
+    /// lexical commits (its write lock taken, so the snapshot cannot catch
+    /// up, and its commit window open): the question waits for the window
+    /// to close, however long it stays open, instead of spending its
+    /// retries on a snapshot that cannot move yet.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_waits_out_its_own_runs_commit_window() {
+        let r = rewritten_under_a_question().await;
+        let running = r.asker.write.lock().await;
+        let window = r.asker.committing.write().await;
+        let question = ask(&r);
+        // Longer than every retry's pause together.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        drop((running, window));
+        assert_found(&question.await.expect("join").expect("retrieve"));
     }
 }
