@@ -695,10 +695,11 @@ pub async fn unwatch_project(state: State<'_, AppState>, root: String) -> Comman
     Ok(open.unwatch().await)
 }
 
-/// The project the page showed (the one it watches) and the question it
-/// asked last, or `null`: a page reloaded after its process died asks,
-/// and shows the user what they were looking at instead of the first
-/// screen. The engine, its index and its watcher lived on.
+/// The project the page showed (the one it watches), the question it
+/// asked last and whether its index is still arriving, or `null`: a page
+/// reloaded after its process died asks, and shows the user what they
+/// were looking at instead of the first screen. The engine, its index,
+/// its watcher and any index run lived on.
 #[tauri::command]
 pub async fn shown_project(state: State<'_, AppState>) -> CommandResult<Option<ShownDto>> {
     let Some(open) = state.shown() else {
@@ -713,6 +714,7 @@ pub async fn shown_project(state: State<'_, AppState>) -> CommandResult<Option<S
     Ok(Some(ShownDto {
         status: (&status).into(),
         question: open.last_question(),
+        indexing: open.is_indexing(),
     }))
 }
 

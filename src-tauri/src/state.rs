@@ -23,8 +23,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 pub struct OpenProject {
     /// The engine's handle (shared with the watcher).
     pub project: Arc<Project>,
-    /// The token of the indexing run in progress, if any.
-    indexing: Mutex<Option<CancelToken>>,
+    /// The token of the indexing runs in progress, if any, and how many
+    /// share it (a page reloaded mid-run follows the run with a second one,
+    /// which waits for the first: one cancel stops both).
+    indexing: Mutex<Option<(CancelToken, usize)>>,
     /// The question the panel asked last and its token: `cancel_question`
     /// stops its answer (a scan of an unindexed folder reads every file)
     /// once the user has asked something else.
@@ -71,22 +73,46 @@ pub fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl OpenProject {
-    /// A token for a new indexing run, registered so `cancel` can reach it.
+    /// A token for a new indexing run, registered so `cancel` can reach it:
+    /// the running one's while a run is in progress and not cancelled.
     pub fn begin_index(&self) -> CancelToken {
-        let token = CancelToken::new();
-        *guard(&self.indexing) = Some(token.clone());
-        token
+        let mut slot = guard(&self.indexing);
+        match slot.as_mut() {
+            Some((token, runs)) => {
+                *runs += 1;
+                if token.is_cancelled() {
+                    *token = CancelToken::new();
+                }
+                token.clone()
+            }
+            None => {
+                let token = CancelToken::new();
+                *slot = Some((token.clone(), 1));
+                token
+            }
+        }
     }
 
-    /// Forget the finished run's token.
+    /// One run ended; the token is forgotten when the last one did.
     pub fn end_index(&self) {
-        *guard(&self.indexing) = None;
+        let mut slot = guard(&self.indexing);
+        if let Some((_, runs)) = slot.as_mut() {
+            *runs -= 1;
+            if *runs == 0 {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Whether an index run is in progress.
+    pub fn is_indexing(&self) -> bool {
+        guard(&self.indexing).is_some()
     }
 
     /// Cancel the running index job; `false` when none was running.
     pub fn cancel_index(&self) -> bool {
         match guard(&self.indexing).as_ref() {
-            Some(token) => {
+            Some((token, _)) => {
                 token.cancel();
                 true
             }

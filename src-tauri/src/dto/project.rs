@@ -167,6 +167,9 @@ pub struct ShownDto {
     pub status: StatusDto,
     /// The question the page asked it last (empty before any).
     pub question: String,
+    /// An index run of it is still in progress (its first, whose vectors
+    /// or whole index were arriving): the page follows it to the end.
+    pub indexing: bool,
 }
 
 /// A recently opened project.

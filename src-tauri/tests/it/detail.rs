@@ -158,6 +158,7 @@ fn a_reloaded_page_gets_back_the_project_it_showed_and_its_question() {
     assert_eq!(shown.status.root, root);
     assert!(shown.status.files > 0);
     assert_eq!(shown.question, "");
+    assert!(!shown.indexing);
     let _: AssemblyDto = h.ok("assemble", h.ask("how are items packed?", json!({})));
     let shown: Option<ShownDto> = h.ok("shown_project", json!({}));
     assert_eq!(shown.expect("shown").question, "how are items packed?");
@@ -165,6 +166,34 @@ fn a_reloaded_page_gets_back_the_project_it_showed_and_its_question() {
     assert!(stopped);
     let none: Option<ShownDto> = h.ok("shown_project", json!({}));
     assert_eq!(none, None);
+}
+
+/// A page reloaded mid-run follows the run with one of its own: both runs
+/// share one cancel token, the project counts as indexing until the last
+/// ends, and a run begun after a cancel gets a fresh token.
+#[test]
+fn a_second_index_run_shares_the_first_ones_cancel() {
+    let h = Harness::new();
+    let root = h.open();
+    let state = h.app().state::<loupe_app::AppState>();
+    let open = state.get(&root).expect("open");
+    assert!(!open.is_indexing());
+    let first = open.begin_index();
+    let second = open.begin_index();
+    assert!(open.is_indexing());
+    assert!(open.cancel_index());
+    assert!(first.is_cancelled() && second.is_cancelled());
+    let third = open.begin_index();
+    assert!(
+        !third.is_cancelled(),
+        "a run after a cancel is not born cancelled"
+    );
+    for _ in 0..3 {
+        assert!(open.is_indexing());
+        open.end_index();
+    }
+    assert!(!open.is_indexing());
+    assert!(!open.cancel_index());
 }
 
 #[test]

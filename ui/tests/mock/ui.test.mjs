@@ -691,6 +691,30 @@ test('a page whose process died comes back to the project and question it showed
   await p.close();
 });
 
+test('a page that died while the vectors were arriving follows them to the end after its reload', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/staged');
+  await p.getByTestId('open-button').click();
+  await p.getByTestId('status').waitFor();
+  await p.waitForFunction(() => /embedding \d+\/50/.test(document.querySelector('[data-testid="signal-vectors"]')?.textContent ?? ''));
+  await ask(p);
+  assert.equal(await p.locator('[data-testid="chunk-row"][data-path="src/steal.rs"]').count(), 0);
+  await p.evaluate(() => window.__loupeMock.killPage());
+  await p.reload();
+  // Back with its question and answer, the vectors still arriving.
+  await p.getByTestId('chunk-table').waitFor();
+  assert.equal(await p.getByTestId('question-input').inputValue(), 'how does packing work?');
+  assert.equal(await p.getByTestId('signal-vectors').getAttribute('data-state'), 'arriving');
+  // They land: asked again, the row they bring marked.
+  await p.waitForFunction(() => document.querySelector('[data-testid="signal-vectors"]')?.getAttribute('data-state') === 'ready', null, { timeout: 15000 });
+  const entered = p.locator('[data-testid="chunk-row"][data-path="src/steal.rs"]');
+  await entered.waitFor();
+  assert.equal(await entered.getAttribute('data-change'), 'entered');
+  const opens = await p.evaluate(() => window.__loupeMock.calls.filter((c) => c.cmd === 'open_project').length);
+  assert.equal(opens, 1, 'followed with one run of its own');
+  await p.close();
+});
+
 test('banning a row takes it out of the prompt and lists it as banned', async () => {
   const p = await page();
   await ask(p);

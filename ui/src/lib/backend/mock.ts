@@ -34,6 +34,7 @@ import {
   type AssemblyDto,
   type Backend,
   type CompletionDto,
+  type IndexEvent,
   type KnobsDto,
   type MapNodeDto,
   type MapStatusDto,
@@ -41,6 +42,7 @@ import {
   type MapViewDto,
   type ExpanderDto,
   type ModelDto,
+  type OpenedDto,
   type PresetDto,
   type QuestionTypeDto,
   type RecentDto,
@@ -130,7 +132,7 @@ window.__loupeMock = {
   killPage() {
     // What the real engine remembers past the page: the watched project
     // and its last question. Read once, by the next load.
-    if (watchHandler) store('engine-shown', { root: openRoot, question: lastQuestion });
+    if (watchHandler) store('engine-shown', { root: openRoot, question: lastQuestion, indexing: indexingRoot === openRoot });
   },
 };
 
@@ -143,6 +145,59 @@ async function heldBack(question: string) {
     held.push({ question, cancel: () => reject(new BackendError('cancelled', 'cancelled')) });
     void gate.promise.then(resolve);
   });
+}
+
+/** One `open_project` run: a made-up index with progress, slow where the
+ * path says so (`/scan`, `/slow`, `/staged`'s vectors). */
+async function indexRun(path: string, onProgress: (e: IndexEvent) => void): Promise<OpenedDto> {
+  cancelRequested = false;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  if (path.endsWith('/scan')) {
+    // A large first index: the UI shows the project while it runs.
+    scanning.add(path);
+    onProgress({ stage: 'walk', done: SCAN_FILES, total: SCAN_FILES, elapsed_ms: elapsed() });
+    for (let done = 0; done <= SLOW_STEPS; done++) {
+      if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
+      onProgress({ stage: 'parse', done: (done * SCAN_FILES) / SLOW_STEPS, total: SCAN_FILES, elapsed_ms: elapsed() });
+      await sleep(SLOW_STEP_MS);
+    }
+    scanning.delete(path);
+  }
+  if (path.endsWith('/slow')) {
+    for (let done = 0; done <= SLOW_STEPS; done++) {
+      if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
+      onProgress({ stage: 'parse', done, total: SLOW_STEPS, elapsed_ms: elapsed() });
+      await sleep(SLOW_STEP_MS);
+    }
+  }
+  for (const [stage, total] of [['walk', 12], ['parse', 12], ['commit', 1]] as [string, number][]) {
+    onProgress({ stage, done: total, total, elapsed_ms: elapsed() });
+    await sleep(60);
+  }
+  // Committed: questions can be asked (and the folder counts as indexed).
+  openRoot = path;
+  const recent = stored<RecentDto[]>('recent', []).filter((r) => r.root !== path);
+  recent.unshift({ root: path, opened_at: Math.floor(Date.now() / 1000) });
+  store('recent', recent.slice(0, 12));
+  onProgress({ stage: 'ready', done: 1, total: 1, elapsed_ms: elapsed() });
+  if (path.endsWith('/staged') && !vectorsLanded.has(path)) {
+    for (let done = 0; done <= SLOW_STEPS; done++) {
+      if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
+      onProgress({ stage: 'embed', done, total: SLOW_STEPS, elapsed_ms: elapsed() });
+      await sleep(SLOW_STEP_MS);
+    }
+    vectorsLanded.add(path);
+  }
+  onProgress({ stage: 'done', done: 1, total: 1, elapsed_ms: elapsed() });
+  await sleep(60);
+  const n = filesOf(path).length;
+  return {
+    status: statusOf(path),
+    files_changed: n,
+    files_unchanged: 0,
+    embedding_incomplete: false,
+  };
 }
 
 /** Persisted mock state (a reload is a restart). */
@@ -480,6 +535,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let openRoot = '';
 /** The question the panel asked last (what `shown_project` gives back). */
 let lastQuestion = '';
+/** The project an `open_project` run is indexing, until it returns. */
+let indexingRoot: string | null = null;
 let cancelRequested = false;
 /** Steps and step time of the slow scenario's parse stage (and the staged
  * scenario's embedding). */
@@ -490,54 +547,12 @@ export const mockBackend: Backend = {
   async openProject(path, onProgress) {
     log('open_project', { path });
     if (path.includes('missing')) throw new BackendError('bad_project', `project path ${path}: does not exist`);
-    cancelRequested = false;
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    if (path.endsWith('/scan')) {
-      // A large first index: the UI shows the project while it runs.
-      scanning.add(path);
-      onProgress({ stage: 'walk', done: SCAN_FILES, total: SCAN_FILES, elapsed_ms: elapsed() });
-      for (let done = 0; done <= SLOW_STEPS; done++) {
-        if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
-        onProgress({ stage: 'parse', done: (done * SCAN_FILES) / SLOW_STEPS, total: SCAN_FILES, elapsed_ms: elapsed() });
-        await sleep(SLOW_STEP_MS);
-      }
-      scanning.delete(path);
+    indexingRoot = path;
+    try {
+      return await indexRun(path, onProgress);
+    } finally {
+      if (indexingRoot === path) indexingRoot = null;
     }
-    if (path.endsWith('/slow')) {
-      for (let done = 0; done <= SLOW_STEPS; done++) {
-        if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
-        onProgress({ stage: 'parse', done, total: SLOW_STEPS, elapsed_ms: elapsed() });
-        await sleep(SLOW_STEP_MS);
-      }
-    }
-    for (const [stage, total] of [['walk', 12], ['parse', 12], ['commit', 1]] as [string, number][]) {
-      onProgress({ stage, done: total, total, elapsed_ms: elapsed() });
-      await sleep(60);
-    }
-    // Committed: questions can be asked (and the folder counts as indexed).
-    openRoot = path;
-    const recent = stored<RecentDto[]>('recent', []).filter((r) => r.root !== path);
-    recent.unshift({ root: path, opened_at: Math.floor(Date.now() / 1000) });
-    store('recent', recent.slice(0, 12));
-    onProgress({ stage: 'ready', done: 1, total: 1, elapsed_ms: elapsed() });
-    if (path.endsWith('/staged') && !vectorsLanded.has(path)) {
-      for (let done = 0; done <= SLOW_STEPS; done++) {
-        if (cancelRequested) throw new BackendError('cancelled', 'cancelled');
-        onProgress({ stage: 'embed', done, total: SLOW_STEPS, elapsed_ms: elapsed() });
-        await sleep(SLOW_STEP_MS);
-      }
-      vectorsLanded.add(path);
-    }
-    onProgress({ stage: 'done', done: 1, total: 1, elapsed_ms: elapsed() });
-    await sleep(60);
-    const n = filesOf(path).length;
-    return {
-      status: statusOf(path),
-      files_changed: n,
-      files_unchanged: 0,
-      embedding_incomplete: false,
-    };
   },
   async openScanning(path) {
     log('open_scanning', { path });
@@ -778,12 +793,12 @@ export const mockBackend: Backend = {
   },
   async shownProject() {
     log('shown_project', {});
-    const shown = stored<{ root: string; question: string } | null>('engine-shown', null);
+    const shown = stored<{ root: string; question: string; indexing: boolean } | null>('engine-shown', null);
     localStorage.removeItem('loupe-mock:engine-shown');
     if (!shown) return null;
     openRoot = shown.root;
     lastQuestion = shown.question;
-    return { status: statusOf(shown.root), question: shown.question };
+    return { status: statusOf(shown.root), question: shown.question, indexing: shown.indexing };
   },
   async unwatchProject(root) {
     log('unwatch_project', { root });

@@ -626,7 +626,12 @@ status: StatusDto,
 /**
  * The question the page asked it last (empty before any).
  */
-question: string, };
+question: string, 
+/**
+ * An index run of it is still in progress (its first, whose vectors
+ * or whole index were arriving): the page follows it to the end.
+ */
+indexing: boolean, };
 
 export type ChunkDetailDto = { 
 /**
