@@ -704,7 +704,7 @@ test('a page that died while the vectors were arriving follows them to the end a
   // Back with its question and answer, the vectors still arriving.
   await p.getByTestId('chunk-table').waitFor();
   assert.equal(await p.getByTestId('question-input').inputValue(), 'how does packing work?');
-  assert.equal(await p.getByTestId('signal-vectors').getAttribute('data-state'), 'arriving');
+  await p.waitForFunction(() => /embedding \d+\/50/.test(document.querySelector('[data-testid="signal-vectors"]')?.textContent ?? ''));
   // They land: asked again, the row they bring marked.
   await p.waitForFunction(() => document.querySelector('[data-testid="signal-vectors"]')?.getAttribute('data-state') === 'ready', null, { timeout: 15000 });
   const entered = p.locator('[data-testid="chunk-row"][data-path="src/steal.rs"]');
