@@ -19,7 +19,12 @@ PER_REPO=${PER_REPO:-10}
 SEED=${SEED:-7}
 LOUPE=${LOUPE:-target/release/loupe}
 mkdir -p "$DATA"
-python3 -c 'import numpy' 2>/dev/null || pip install -q numpy
+# Pinned: the vectors' float sums follow numpy's and scipy's kernels, so
+# another version rounds a few int8 weights the other way (session 27:
+# 0.4 % of the model's bytes, the same validation numbers). These are the
+# versions the shipped files were made with.
+NUMPY=2.4.6 SCIPY=1.17.1
+python3 -c "import numpy; assert numpy.__version__ == '$NUMPY'" 2>/dev/null || pip install -q "numpy==$NUMPY"
 python3 -c 'import lightgbm' 2>/dev/null || pip install -q lightgbm || echo "lightgbm missing: no LambdaMART comparison"
 
 stamp() { echo "[$(date +%T)] $*"; }
@@ -53,7 +58,7 @@ python3 tools/train/train_ranker.py --features "$DATA"/features-*.jsonl --data "
 # vector features of those questions would leak (EVAL.md, session 7).
 stamp "vector pairs (tools/train/pairs.py)"
 cargo build --release -p loupe-engine --example code_corpus
-python3 -c 'import scipy' 2>/dev/null || pip install -q scipy
+python3 -c "import scipy; assert scipy.__version__ == '$SCIPY'" 2>/dev/null || pip install -q "scipy==$SCIPY"
 python3 tools/train/pairs.py --data "$DATA/mined" --repos tools/train/repos.tsv \
   --mirrors "$MIRRORS" --per-repo 600 --seed "$SEED" --out "$DATA/pairs.jsonl"
 
