@@ -23,9 +23,11 @@ mkdir -p "$DATA"
 # another version rounds a few int8 weights the other way (session 27:
 # 0.4 % of the model's bytes, the same validation numbers). These are the
 # versions the shipped files were made with.
-NUMPY=2.4.6 SCIPY=1.17.1
+# LightGBM only makes the comparison row in ranker.json's provenance.
+NUMPY=2.4.6 SCIPY=1.17.1 LIGHTGBM=4.7.0
 python3 -c "import numpy; assert numpy.__version__ == '$NUMPY'" 2>/dev/null || pip install -q "numpy==$NUMPY"
-python3 -c 'import lightgbm' 2>/dev/null || pip install -q lightgbm || echo "lightgbm missing: no LambdaMART comparison"
+python3 -c "import lightgbm; assert lightgbm.__version__ == '$LIGHTGBM'" 2>/dev/null ||
+  pip install -q "lightgbm==$LIGHTGBM" || echo "lightgbm missing: no LambdaMART comparison"
 
 stamp() { echo "[$(date +%T)] $*"; }
 
