@@ -628,6 +628,9 @@ pub struct ScoreDto {
     pub primer: f32,
     /// Recency boost.
     pub recency: f32,
+    /// Added to the score because the chunk's file leads the ranking (its
+    /// best chunk's score × the sibling share); 0 otherwise.
+    pub sibling: f32,
     /// Role × intent × path weight.
     pub multiplier: f32,
     /// The path weight alone.
@@ -651,6 +654,7 @@ impl From<&loupe_assemble::rank::ScoreBreakdown> for ScoreDto {
             history: s.history,
             primer: s.primer_boost,
             recency: s.recency_boost,
+            sibling: s.sibling_lift,
             multiplier: s.role_weight * s.intent_multiplier * s.path_weight,
             path_weight: s.path_weight,
             path_rule: s.path_rule.clone(),
@@ -1003,6 +1007,7 @@ impl ScoreDto {
             history: 0.0,
             primer: 0.0,
             recency: 0.0,
+            sibling: 0.0,
             multiplier: 0.0,
             path_weight: 0.0,
             path_rule: None,

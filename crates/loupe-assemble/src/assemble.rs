@@ -463,9 +463,28 @@ fn select_stage(
         min_score: knobs.min_score,
         diversity: knobs.diversity,
     };
-    let (selected, cut) = rank::select(&unique, candidates, &ranked.scores, select);
+    let (mut selected, cut) = rank::select(&unique, candidates, &ranked.scores, select);
     for (i, reason) in dups.into_iter().chain(cut) {
         ranked.reasons[i] = Some(reason);
+    }
+    // The leading files' other chunks go before weaker items for packing
+    // and detail, never in their place: `k` and the minimum score were
+    // applied to each chunk's own score (raised first, they took the `k`
+    // places of weak files' only chunks: all gold files packed at 13k fell
+    // on every dev set, EVAL.md "Session 28"). Diversity asks for the
+    // opposite, other files, so it turns the lift off.
+    if knobs.diversity.is_none()
+        && rank::lift_siblings(
+            candidates,
+            &mut ranked.scores,
+            &mut selected,
+            knobs.sibling_share,
+        )
+    {
+        let scores = &ranked.scores;
+        ranked.visible.sort_by(|&a, &b| {
+            rank::order((&candidates[a], &scores[a]), (&candidates[b], &scores[b]))
+        });
     }
     selected
 }

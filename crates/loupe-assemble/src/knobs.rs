@@ -66,6 +66,9 @@ pub struct Knobs {
     pub primers: Vec<String>,
     /// Added to primer files' scores.
     pub primer_boost: f32,
+    /// The other chunks of the leading files are raised to this share of
+    /// their file's best score (0 turns it off; [`rank::lift_siblings`]).
+    pub sibling_share: f32,
     /// Recency half-life in days (≤ 0: off).
     pub recency_half_life_days: f32,
     /// Recency boost of a file modified now.
@@ -118,6 +121,7 @@ impl Default for Knobs {
                 .map(|p| p.to_string())
                 .collect(),
             primer_boost: rank::DEFAULT_PRIMER_BOOST,
+            sibling_share: rank::SIBLING_SHARE,
             recency_half_life_days: DEFAULT_RECENCY_HALF_LIFE_DAYS,
             recency_weight: DEFAULT_RECENCY_WEIGHT,
             role_weights: RoleWeights::default(),

@@ -78,6 +78,7 @@ pub const KEYS: &[&str] = &[
     "path_weights",
     "primers",
     "primer_boost",
+    "sibling_share",
     "k",
     "lod",
     "format",
@@ -337,6 +338,7 @@ impl Layer<'_> {
             }
             "primers" => self.patch.primers = self.value(key, line, value),
             "primer_boost" => self.patch.primer_boost = self.number(key, line, value),
+            "sibling_share" => self.patch.sibling_share = self.number(key, line, value),
             "k" => self.patch.k = self.value(key, line, value),
             "lod" => self.patch.lod = self.value(key, line, value),
             "format" => self.patch.format = self.value(key, line, value),
@@ -473,6 +475,16 @@ mod tests {
                 ".loupe.toml, line 3: `min_score` ignored: 2: must be between 0 and 1",
                 ".loupe.toml, line 4: `recency_weight` ignored: -1: must be between 0 and 0.5",
             ],
+        );
+    }
+
+    #[test]
+    fn the_sibling_share_is_a_team_knob() {
+        check("sibling_share = 0.0\n", &["sibling_share=0.0"], &[]);
+        check(
+            "sibling_share = 1.5\n",
+            &[],
+            &[".loupe.toml, line 1: `sibling_share` ignored: 1.5: must be between 0 and 1"],
         );
     }
 

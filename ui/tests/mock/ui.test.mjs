@@ -434,6 +434,31 @@ test('2,000 rows are virtualized and the table stays responsive', async () => {
   await p.close();
 });
 
+test("a chunk raised by its leading file shows the rise as its own score segment", async () => {
+  const p = await page();
+  await ask(p, 'how is the prompt rendered?');
+  // src/pack.rs leads; its chunk at rank 5 has little evidence of its own
+  // and was raised toward the file's best chunk (canned.json: the engine's answer).
+  const raised = p.locator('[data-testid="chunk-row"][data-rank="5"]');
+  await raised.waitFor();
+  assert.equal(await raised.getAttribute('data-path'), 'src/pack.rs');
+  const bar = raised.locator('.score .wrap');
+  assert.equal(await bar.locator('.seg.sibling').count(), 1);
+  const title = (await bar.getAttribute('title')) ?? '';
+  assert.match(title, /^score 0\.419$/m);
+  assert.match(title, /^its file's lead 0\.344$/m);
+  // The segments add up to the score, the rise included.
+  const total = await bar.evaluate((el) =>
+    [...el.querySelectorAll('.seg')].reduce((sum, s) => sum + parseFloat(s.style.width), 0),
+  );
+  assert.ok(Math.abs(total - 41.87) < 0.1, `segments sum to ${total}%`);
+  // The file's best chunk is not raised.
+  const lead = p.locator('[data-testid="chunk-row"][data-rank="1"]');
+  assert.equal(await lead.getAttribute('data-path'), 'src/pack.rs');
+  assert.equal(await lead.locator('.seg.sibling').count(), 0);
+  await p.close();
+});
+
 test('a very long path is cut with an ellipsis, not widening the page', async () => {
   const p = await page('/mock/long');
   await ask(p);

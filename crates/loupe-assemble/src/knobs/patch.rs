@@ -47,6 +47,8 @@ pub mod limits {
     pub const PATH_WEIGHT: Limit = Limit { min: 0.0, max: 2.0 };
     /// Added to primer files' scores (scores are in 0..=1).
     pub const PRIMER_BOOST: Limit = Limit { min: 0.0, max: 1.0 };
+    /// Share of its file's best score a leading file's chunk is raised to.
+    pub const SIBLING_SHARE: Limit = Limit { min: 0.0, max: 1.0 };
     /// Recency boost of a file edited just now.
     pub const RECENCY_WEIGHT: Limit = Limit { min: 0.0, max: 0.5 };
     /// Recency half-life in days (0: recency off); ten years at most.
@@ -115,6 +117,9 @@ pub struct KnobsPatch {
     /// Added to primer files' scores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub primer_boost: Option<f32>,
+    /// Share of the leading files' best score their other chunks get.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sibling_share: Option<f32>,
     /// Recency half-life in days.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recency_half_life_days: Option<f32>,
@@ -274,6 +279,7 @@ impl Knobs {
             .collect();
         self.primers = clean_primers(&self.primers);
         self.primer_boost = PRIMER_BOOST.clamp(self.primer_boost);
+        self.sibling_share = SIBLING_SHARE.clamp(self.sibling_share);
         self.recency_weight = RECENCY_WEIGHT.clamp(self.recency_weight);
         self.recency_half_life_days = RECENCY_HALF_LIFE_DAYS.clamp(self.recency_half_life_days);
         self.k = self.k.map(|k| k.clamp(1, MAX_K));
@@ -318,8 +324,9 @@ impl KnobsPatch {
                 ),
             );
         }
-        let numbers: [(&'static str, &mut Option<f32>, Limit); 5] = [
+        let numbers: [(&'static str, &mut Option<f32>, Limit); 6] = [
             ("primer_boost", &mut self.primer_boost, PRIMER_BOOST),
+            ("sibling_share", &mut self.sibling_share, SIBLING_SHARE),
             (
                 "recency_half_life_days",
                 &mut self.recency_half_life_days,
@@ -418,6 +425,7 @@ impl KnobsPatch {
             knobs.primers = clean_primers(p);
         }
         set(&mut knobs.primer_boost, &self.primer_boost);
+        set(&mut knobs.sibling_share, &self.sibling_share);
         set(
             &mut knobs.recency_half_life_days,
             &self.recency_half_life_days,
@@ -508,6 +516,7 @@ impl KnobsPatch {
             path_weights: (!weights.is_empty()).then_some(weights),
             primers: diff(&base.primers, &target.primers),
             primer_boost: diff(&base.primer_boost, &target.primer_boost),
+            sibling_share: diff(&base.sibling_share, &target.sibling_share),
             recency_half_life_days: diff(
                 &base.recency_half_life_days,
                 &target.recency_half_life_days,

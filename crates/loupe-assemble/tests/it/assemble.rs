@@ -285,3 +285,108 @@ fn the_users_own_instructions_replace_the_preamble_of_their_type_only() {
     assert_eq!(problems[0].knob, "instructions");
     assert_eq!(long.instructions, Some(Default::default()));
 }
+
+#[test]
+fn the_leading_files_other_chunks_come_next_but_never_take_a_k_place() {
+    use crate::support::{candidate, chunk};
+    use loupe_assemble::{ChunkKind, Signals};
+    let f = |id, path: &str, line, signals: Signals| {
+        let mut c = candidate(
+            chunk(
+                id,
+                path,
+                "rust",
+                ChunkKind::Function,
+                None,
+                line,
+                "fn f() {}\n",
+            ),
+            None,
+            None,
+        );
+        c.signals = signals;
+        c
+    };
+    let strong = Signals {
+        bm25_rank: Some(1),
+        symbol_hits: 2,
+        symbol_exact: true,
+        file_rank: Some(1),
+        ..Default::default()
+    };
+    let middling = |rank| Signals {
+        bm25_rank: Some(rank),
+        ..Default::default()
+    };
+    // a.rs leads; its second chunk has only a weak graph link of its own,
+    // weaker than b.rs's and c.rs's only chunks.
+    let cands = vec![
+        f(1, "src/a.rs", 1, strong),
+        f(
+            2,
+            "src/a.rs",
+            40,
+            Signals {
+                graph_distance: Some(3),
+                ..Default::default()
+            },
+        ),
+        f(3, "src/b.rs", 1, middling(2)),
+        f(4, "src/c.rs", 1, middling(3)),
+    ];
+    let ask = |k| {
+        assemble(
+            &cands,
+            &request(
+                "how does f work",
+                Knobs {
+                    k: Some(k),
+                    budget: Some(Budget::Tokens(20_000)),
+                    ..Knobs::default()
+                },
+            ),
+        )
+    };
+    // Per chunk id: dropped, and the score it was ordered by.
+    let rows = |a: &loupe_assemble::Assembly| -> Vec<(i64, bool, f32)> {
+        a.items
+            .iter()
+            .map(|r| {
+                let dropped = matches!(r.status, ItemStatus::Dropped(_));
+                (r.id, dropped, r.score.score)
+            })
+            .collect()
+    };
+    // k = 3: a.rs's second chunk ranks fourth on its own evidence and is
+    // cut; the lift does not bring it in over c.rs.
+    let three = rows(&ask(3));
+    let dropped: Vec<i64> = three.iter().filter(|r| r.1).map(|r| r.0).collect();
+    assert_eq!(dropped, [2], "{three:?}");
+    // k = 4: it is in, raised to half its file's best, above the weaker
+    // files' chunks; the best chunk keeps its score.
+    let four = ask(4);
+    let four_rows = rows(&four);
+    assert!(four_rows.iter().all(|r| !r.1), "{four_rows:?}");
+    let (best, raised) = (&four.items[0].score, &four.items[1].score);
+    assert_eq!((best.score, best.sibling_lift), (0.9, 0.0));
+    assert!((raised.score - loupe_assemble::rank::SIBLING_SHARE * best.score).abs() < 1e-6);
+    assert!(raised.sibling_lift > 0.4, "{raised:?}");
+    assert!(raised.score > four_rows[2].2 && raised.score > four_rows[3].2);
+    // It comes before them in the prompt too.
+    let at = |needle: &str| four.prompt.find(needle).unwrap_or(usize::MAX);
+    assert!(at("src/a.rs:40") < at("src/b.rs"), "{}", four.prompt);
+    // Off: the knob at 0 leaves each chunk its own score.
+    let off = assemble(
+        &cands,
+        &request(
+            "how does f work",
+            Knobs {
+                k: Some(4),
+                sibling_share: 0.0,
+                ..Knobs::default()
+            },
+        ),
+    );
+    assert_eq!(off.items[1].score.sibling_lift, 0.0);
+    assert!(off.items[1].score.score < 0.1);
+}

@@ -310,6 +310,11 @@ primer: number,
  */
 recency: number, 
 /**
+ * Added to the score because the chunk's file leads the ranking (its
+ * best chunk's score × the sibling share); 0 otherwise.
+ */
+sibling: number, 
+/**
  * Role × intent × path weight.
  */
 multiplier: number, 
