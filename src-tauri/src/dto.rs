@@ -356,6 +356,9 @@ pub struct KnobsDto {
     pub primers: Vec<String>,
     /// Added to primer files' scores.
     pub primer_boost: f32,
+    /// The leading files' other chunks are raised to this share of their
+    /// file's best score (0: off).
+    pub sibling_share: f32,
     /// Automatic items kept at most; `null` keeps all.
     pub k: Option<u32>,
     /// Level of detail by score (off: full detail for all).
@@ -516,6 +519,7 @@ impl From<Knobs> for KnobsDto {
                 .collect(),
             primers: k.primers,
             primer_boost: k.primer_boost,
+            sibling_share: k.sibling_share,
             k: k.k.map(|k| u32::try_from(k).unwrap_or(u32::MAX)),
             lod: k.lod,
             format: match k.format {
@@ -571,6 +575,7 @@ impl From<KnobsDto> for Knobs {
                 .collect(),
             primers: d.primers,
             primer_boost: d.primer_boost,
+            sibling_share: d.sibling_share,
             k: d.k.map(|k| k as usize),
             lod: d.lod,
             format: match d.format {
@@ -1094,6 +1099,7 @@ mod tests {
         let ranges = [
             ("path_weight", PATH_WEIGHT),
             ("primer_boost", PRIMER_BOOST),
+            ("sibling_share", SIBLING_SHARE),
             ("recency_weight", RECENCY_WEIGHT),
             ("recency_half_life_days", RECENCY_HALF_LIFE_DAYS),
             ("min_score", MIN_SCORE),

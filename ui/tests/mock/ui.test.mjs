@@ -456,6 +456,15 @@ test("a chunk raised by its leading file shows the rise as its own score segment
   const lead = p.locator('[data-testid="chunk-row"][data-rank="1"]');
   assert.equal(await lead.getAttribute('data-path'), 'src/pack.rs');
   assert.equal(await lead.locator('.seg.sibling').count(), 0);
+  // The knob at 0: every chunk on its own evidence, no rise anywhere.
+  assert.equal(await p.getByTestId('sibling-label').textContent(), '×0.50');
+  await p.getByTestId('sibling-share').fill('0');
+  await p.waitForFunction(() => {
+    const calls = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble');
+    return calls[calls.length - 1].args.knobs.sibling_share === 0;
+  });
+  await p.waitForFunction(() => document.querySelectorAll('[data-testid="chunk-row"] .seg.sibling').length === 0);
+  assert.equal(await p.getByTestId('sibling-label').textContent(), '×0.00');
   await p.close();
 });
 

@@ -214,6 +214,11 @@ primers: Array<string>,
  */
 primer_boost: number, 
 /**
+ * The leading files' other chunks are raised to this share of their
+ * file's best score (0: off).
+ */
+sibling_share: number, 
+/**
  * Automatic items kept at most; `null` keeps all.
  */
 k: number | null, 
@@ -1074,6 +1079,7 @@ timeout_ms: number, };
 export const KNOB_LIMITS = {
   path_weight: { min: 0, max: 2 },
   primer_boost: { min: 0, max: 1 },
+  sibling_share: { min: 0, max: 1 },
   recency_weight: { min: 0, max: 0.5 },
   recency_half_life_days: { min: 0, max: 3650 },
   min_score: { min: 0, max: 1 },
