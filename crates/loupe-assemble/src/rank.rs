@@ -471,6 +471,9 @@ pub fn lift_siblings(
     if share <= 0.0 {
         return false;
     }
+    // Above 1 a raised chunk would pass its file's best, and files their
+    // order (the knob's range is 0–1; this holds for any caller).
+    let share = share.min(1.0);
     let mut leading: Vec<(&str, f32)> = Vec::with_capacity(SIBLING_FILES);
     for &i in visible.iter() {
         if leading.len() == SIBLING_FILES {
