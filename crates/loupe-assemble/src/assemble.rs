@@ -542,10 +542,14 @@ fn prepare_stage<'c>(
         } else {
             Section::RetrievedCode
         };
+        // The band comes from the chunk's own score: a chunk raised toward
+        // its leading file's best is packed earlier, so it gets spare detail
+        // first, but it does not take the detail weaker files' chunks need
+        // to show a line (EVAL.md, "Session 28").
         let wanted = if s.pinned || !knobs.lod {
             0
         } else {
-            lod_for(s.score, top_auto)
+            lod_for(s.score - s.sibling_lift, top_auto)
         };
         prepared.push(Prepared {
             index: i,
