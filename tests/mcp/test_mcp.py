@@ -553,8 +553,13 @@ def test_watch_server_and_cli_write_and_read_one_project_at_once(workspace):
                         f"/// Storm module {n}.\npub fn storm_cell_{n}(x: u64) -> u64 {{\n    x * {n} + 1\n}}\n"
                     )
                     if n % 10 == 0:
-                        ledger = project / "src" / "ledger.rs"
-                        ledger.write_text(LEDGER_RS + f"\n/// Revision {n}.\npub const LEDGER_REVISION: u32 = {n};\n")
+                        # Saved whole, by a rename, as editors save: a
+                        # truncate-and-write could be read half-written,
+                        # and an index of that moment rightly has no
+                        # invoice_total for the calls below to find.
+                        staged = tmp / "ledger.rs.next"
+                        staged.write_text(LEDGER_RS + f"\n/// Revision {n}.\npub const LEDGER_REVISION: u32 = {n};\n")
+                        os.replace(staged, project / "src" / "ledger.rs")
                     time.sleep(0.01)
 
             def cli(*args):
