@@ -445,10 +445,11 @@ pub fn order(a: (&Candidate, &ScoreBreakdown), b: (&Candidate, &ScoreBreakdown))
 /// its neighbours), yet each chunk is ranked on its own evidence: on
 /// rust-issues, a third of the changed lines missing from 27k prompts were
 /// in a top-5 file whose chunk covering them ranked ~110th. Raised, those
-/// chunks are packed and detailed before weaker files' chunks (assembly
-/// raises only what `k` and the minimum score already kept, so they never
-/// take a weak file's place). Chosen on mined training questions, not the
-/// dev sets (EVAL.md, "Session 28").
+/// chunks are packed before weaker files' chunks and get spare detail
+/// first (assembly raises only what `k` and the minimum score already
+/// kept, and keeps each chunk's detail band its own, so they never take a
+/// weak file's place or the detail it needs). Chosen on mined training
+/// questions, not the dev sets (EVAL.md, "Session 28").
 pub const SIBLING_SHARE: f32 = 0.5;
 /// How many files, best first by their best chunk, have their other chunks
 /// raised.
