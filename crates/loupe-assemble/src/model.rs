@@ -169,6 +169,22 @@ pub struct Signals {
     pub pinned: bool,
 }
 
+impl Signals {
+    /// Whether any retrieval source vouches for the candidate (a chunk
+    /// read only because its file leads has none of its own).
+    pub fn has_evidence(&self) -> bool {
+        self.bm25_rank.is_some()
+            || self.file_rank.is_some()
+            || self.history_rank.is_some()
+            || self.vector_rank.is_some()
+            || self.symbol_hits > 0
+            || self.path_hits > 0
+            || self.graph_distance.is_some()
+            || self.pinned
+            || self.primer
+    }
+}
+
 /// A chunk that retrieval brought back, with its evidence.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {

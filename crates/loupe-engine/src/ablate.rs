@@ -22,10 +22,10 @@
 //! | `k` | no cap on the number of automatic items (`Knobs.k = None`) |
 //! | `learned` | the hand-set formula instead of the learned ranking model (`Knobs.ranker`) |
 
+use loupe_assemble::Candidate;
 use loupe_assemble::Knobs;
 use loupe_assemble::classify::Intent;
 use loupe_assemble::rank::RoleWeights;
-use loupe_assemble::{Candidate, Signals};
 use std::collections::BTreeSet;
 
 /// Every known ablation name.
@@ -142,21 +142,8 @@ impl Ablations {
                 s.primer = false;
             }
         }
-        candidates.retain(|c| has_evidence(&c.signals));
+        candidates.retain(|c| c.signals.has_evidence());
     }
-}
-
-/// Whether any retrieval source vouches for the candidate.
-fn has_evidence(s: &Signals) -> bool {
-    s.bm25_rank.is_some()
-        || s.file_rank.is_some()
-        || s.history_rank.is_some()
-        || s.vector_rank.is_some()
-        || s.symbol_hits > 0
-        || s.path_hits > 0
-        || s.graph_distance.is_some()
-        || s.pinned
-        || s.primer
 }
 
 #[cfg(test)]
