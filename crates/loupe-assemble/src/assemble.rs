@@ -445,6 +445,19 @@ fn rank_stage(
     }
 }
 
+/// `k`, the minimum score and diversity as the knobs set them.
+fn select_config(knobs: &Knobs, room: &Room) -> SelectConfig {
+    SelectConfig {
+        // No k from the user: as many automatic items as the budget can
+        // show in some detail. Without any cap, hundreds of one-line
+        // summaries of weak candidates took a 13k budget from the bodies of
+        // the best ones (EVAL.md, finding 4).
+        k: knobs.k.or(Some(auto_k(room.usable, room.measure))),
+        min_score: knobs.min_score,
+        diversity: knobs.diversity,
+    }
+}
+
 /// The items assembly goes on with, best first: duplicates removed, then
 /// k, the minimum score and diversity applied; what is cut gets its reason.
 fn select_stage(
@@ -454,39 +467,127 @@ fn select_stage(
     room: &Room,
 ) -> Vec<usize> {
     let (unique, dups) = pack::dedupe(&ranked.visible, candidates);
-    let select = SelectConfig {
-        // No k from the user: as many automatic items as the budget can
-        // show in some detail. Without any cap, hundreds of one-line
-        // summaries of weak candidates took a 13k budget from the bodies of
-        // the best ones (EVAL.md, finding 4).
-        k: knobs.k.or(Some(auto_k(room.usable, room.measure))),
-        min_score: knobs.min_score,
-        diversity: knobs.diversity,
-    };
-    let (mut selected, cut) = rank::select(&unique, candidates, &ranked.scores, select);
-    for (i, reason) in dups.into_iter().chain(cut) {
-        ranked.reasons[i] = Some(reason);
-    }
+    let (mut selected, mut cut) = rank::select(
+        &unique,
+        candidates,
+        &ranked.scores,
+        select_config(knobs, room),
+    );
     // The leading files' other chunks go before weaker items for packing
-    // and detail, never in their place: `k` and the minimum score were
-    // applied to each chunk's own score (raised first, they took the `k`
-    // places of weak files' only chunks: all gold files packed at 13k fell
-    // on every dev set, EVAL.md "Session 28"). Diversity asks for the
-    // opposite, other files, so it turns the lift off.
-    if knobs.diversity.is_none()
-        && rank::lift_siblings(
+    // and detail, never in their place: the minimum score was applied to
+    // each chunk's own score, and so was a `k` the user set (raised first,
+    // they took the `k` places of weak files' only chunks: all gold files
+    // packed at 13k fell on every dev set, EVAL.md "Session 28"). The
+    // automatic `k` counts the items a budget can show; a leading file's
+    // other chunks are more of a file already in, so it does not cut them.
+    // Diversity asks for the opposite, other files, so it turns the lift off.
+    if knobs.diversity.is_none() && knobs.sibling_share > 0.0 {
+        let leading = rank::leading_files(candidates, &ranked.scores, &selected);
+        if knobs.k.is_none() {
+            // A leading file small enough to be read whole comes in whole;
+            // a larger one keeps what `k` kept.
+            let limit = whole_file_tokens(room);
+            let whole: Vec<&str> = leading
+                .iter()
+                .map(|(p, _)| *p)
+                .filter(|p| {
+                    candidates
+                        .iter()
+                        .filter(|c| c.chunk.path == *p)
+                        .map(|c| c.chunk.tokens)
+                        .sum::<u32>()
+                        <= limit
+                })
+                .collect();
+            cut.retain(|&(i, ref reason)| {
+                let readmit = *reason == DropReason::BeyondK
+                    && whole.contains(&candidates[i].chunk.path.as_str());
+                if readmit {
+                    selected.push(i);
+                }
+                !readmit
+            });
+        }
+        if rank::lift_siblings(
             candidates,
             &mut ranked.scores,
             &mut selected,
+            &leading,
             knobs.sibling_share,
-        )
-    {
-        let scores = &ranked.scores;
-        ranked.visible.sort_by(|&a, &b| {
-            rank::order((&candidates[a], &scores[a]), (&candidates[b], &scores[b]))
-        });
+        ) {
+            let scores = &ranked.scores;
+            ranked.visible.sort_by(|&a, &b| {
+                rank::order((&candidates[a], &scores[a]), (&candidates[b], &scores[b]))
+            });
+        }
+    }
+    for (i, reason) in dups.into_iter().chain(cut) {
+        ranked.reasons[i] = Some(reason);
     }
     selected
+}
+
+/// A leading file is read whole, its chunks beyond an automatic `k` kept,
+/// while all its chunks total at most this share of the usable budget.
+/// The rest of a fix is often in
+/// chunks that share no word with the question (on the dev sets, a tenth
+/// of the changed lines missing from 27k prompts were in a leading file no
+/// candidate covered), but reading large files whole took the room weaker
+/// files need: the largest share that cost no gold file on the mined
+/// training questions (EVAL.md, "Session 29"; 0.15 lost one at 50k).
+pub const WHOLE_FILE_SHARE: f32 = 0.1;
+
+/// The most tokens a leading file may have to be read whole ([`WHOLE_FILE_SHARE`]).
+fn whole_file_tokens(room: &Room) -> u32 {
+    let tokens = match room.measure {
+        Measure::Tokens(_) => room.usable,
+        Measure::Chars => room.usable / AUTO_K_CHARS_PER_TOKEN,
+    };
+    (tokens as f32 * WHOLE_FILE_SHARE) as u32
+}
+
+/// The files whose other chunks assembly raises for a request
+/// ([`leading_files`]), and how large one may be to be read whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Leading {
+    /// Best first.
+    pub paths: Vec<String>,
+    /// A file whose chunks total more tokens is not read whole.
+    pub max_tokens: u32,
+}
+
+/// The files whose other chunks assembly raises for `request` (the
+/// `sibling_share` knob, [`rank::lift_siblings`]); empty when the lift is
+/// off or the user set `k`. A caller that can read more of a file than
+/// retrieval found adds those chunks before assembling, when the file is
+/// at most [`Leading::max_tokens`] (the engine's `ask` does).
+pub fn leading_files(candidates: &[Candidate], request: &AssembleRequest) -> Leading {
+    let knobs = &request.knobs;
+    if knobs.diversity.is_some() || knobs.sibling_share <= 0.0 || knobs.k.is_some() {
+        return Leading::default();
+    }
+    let room = room(knobs);
+    let asked = question_stage(request, &mut Vec::new());
+    let ranked = rank_stage(
+        candidates,
+        knobs,
+        asked.classification.intent,
+        &mut Vec::new(),
+    );
+    let (unique, _) = pack::dedupe(&ranked.visible, candidates);
+    let (selected, _) = rank::select(
+        &unique,
+        candidates,
+        &ranked.scores,
+        select_config(knobs, &room),
+    );
+    Leading {
+        paths: rank::leading_files(candidates, &ranked.scores, &selected)
+            .into_iter()
+            .map(|(p, _)| p.to_owned())
+            .collect(),
+        max_tokens: whole_file_tokens(&room),
+    }
 }
 
 /// Each selected item made ready to render: guarded, in its section, its

@@ -69,8 +69,8 @@ pub mod report;
 pub mod tokens;
 
 pub use assemble::{
-    AssembleRequest, Assembly, Budget, ItemRow, Knobs, KnobsPatch, Report, Room, SizeCache,
-    assemble, assemble_with, room, warm_up,
+    AssembleRequest, Assembly, Budget, ItemRow, Knobs, KnobsPatch, Leading, Report, Room,
+    SizeCache, assemble, assemble_with, leading_files, room, warm_up,
 };
 pub use error::{Error, Result};
 pub use model::{

@@ -446,7 +446,7 @@ pub fn order(a: (&Candidate, &ScoreBreakdown), b: (&Candidate, &ScoreBreakdown))
 /// rust-issues, a third of the changed lines missing from 27k prompts were
 /// in a top-5 file whose chunk covering them ranked ~110th. Raised, those
 /// chunks are packed before weaker files' chunks and get spare detail
-/// first (assembly raises only what `k` and the minimum score already
+/// first (assembly raises only what the minimum score and a user's `k`
 /// kept, and keeps each chunk's detail band its own, so they never take a
 /// weak file's place or the detail it needs). Chosen on mined training
 /// questions, not the dev sets (EVAL.md, "Session 28").
@@ -455,28 +455,16 @@ pub const SIBLING_SHARE: f32 = 0.5;
 /// raised.
 pub const SIBLING_FILES: usize = 3;
 
-/// Raises the other chunks of the [`SIBLING_FILES`] files whose best
-/// automatic chunks lead `visible` (indices in rank order) to `share`
-/// (the `sibling_share` knob, [`SIBLING_SHARE`] by default; 0 turns it
-/// off) of that best score, recording the rise in `sibling_lift`, and puts
-/// `visible` back in rank order; returns whether any score changed.
-/// Pinned items neither lead nor move. A file's best chunk keeps its
-/// score, so files keep their order: only which of their chunks come next
-/// changes.
-pub fn lift_siblings(
-    candidates: &[Candidate],
-    scores: &mut [ScoreBreakdown],
-    visible: &mut [usize],
-    share: f32,
-) -> bool {
-    if share <= 0.0 {
-        return false;
-    }
-    // Above 1 a raised chunk would pass its file's best, and files their
-    // order (the knob's range is 0–1; this holds for any caller).
-    let share = share.min(1.0);
+/// The [`SIBLING_FILES`] files whose best automatic chunks lead `order`
+/// (indices in rank order), each with that best score. Pinned items do
+/// not lead: the user chose them, the ranking did not.
+pub fn leading_files<'c>(
+    candidates: &'c [Candidate],
+    scores: &[ScoreBreakdown],
+    order: &[usize],
+) -> Vec<(&'c str, f32)> {
     let mut leading: Vec<(&str, f32)> = Vec::with_capacity(SIBLING_FILES);
-    for &i in visible.iter() {
+    for &i in order {
         if leading.len() == SIBLING_FILES {
             break;
         }
@@ -485,6 +473,29 @@ pub fn lift_siblings(
             leading.push((path, scores[i].score));
         }
     }
+    leading
+}
+
+/// Raises the other chunks in `visible` (indices in rank order) of the
+/// `leading` files ([`leading_files`]) to `share` (the `sibling_share`
+/// knob, [`SIBLING_SHARE`] by default; 0 turns it off) of their file's
+/// best score, recording the rise in `sibling_lift`, and puts `visible`
+/// back in rank order; returns whether any score changed. Pinned items do
+/// not move. A file's best chunk keeps its score, so files keep their
+/// order: only which of their chunks come next changes.
+pub fn lift_siblings(
+    candidates: &[Candidate],
+    scores: &mut [ScoreBreakdown],
+    visible: &mut [usize],
+    leading: &[(&str, f32)],
+    share: f32,
+) -> bool {
+    if share <= 0.0 {
+        return false;
+    }
+    // Above 1 a raised chunk would pass its file's best, and files their
+    // order (the knob's range is 0–1; this holds for any caller).
+    let share = share.min(1.0);
     let mut lifted = false;
     for &i in visible.iter() {
         let s = &mut scores[i];
@@ -937,10 +948,13 @@ mod tests {
         });
         let mut visible: Vec<usize> = (0..cands.len()).collect();
         visible.sort_by(|&a, &b| order((&cands[a], &scores[a]), (&cands[b], &scores[b])));
+        let leading = leading_files(&cands, &scores, &visible);
+        assert_eq!(leading, [("a.rs", 0.9), ("b.rs", 0.8), ("c.rs", 0.7)]);
         assert!(lift_siblings(
             &cands,
             &mut scores,
             &mut visible,
+            &leading,
             SIBLING_SHARE
         ));
 

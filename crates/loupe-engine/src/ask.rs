@@ -22,6 +22,7 @@
 //! progress), read the team file or saved preferences (the caller lays
 //! those into [`AskRequest::knobs`]), or know any transport.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use loupe_assemble::classify::{self, QueryAnalysis, QuestionType};
@@ -227,6 +228,9 @@ pub struct AskCache {
     expansion: Option<Expansion>,
     signals: SignalsUsed,
     sizes: SizeCache,
+    /// Every chunk of the files read whole for this question
+    /// ([`Project::complete_leading`]), by path.
+    files: HashMap<String, Vec<Candidate>>,
 }
 
 impl AskCache {
@@ -398,6 +402,7 @@ impl Project {
                 expansion,
                 signals,
                 sizes: SizeCache::default(),
+                files: HashMap::new(),
             };
         }
         if cache.pins_dropped {
@@ -410,7 +415,7 @@ impl Project {
         if let Some(r) = &review {
             selection.pinned.extend(r.pins.iter().cloned());
         }
-        let selected = self.apply_selection(&candidates, &selection).await?;
+        let mut selected = self.apply_selection(&candidates, &selection).await?;
 
         let question_type = request
             .question_type
@@ -432,6 +437,14 @@ impl Project {
             knobs,
             ..AssembleRequest::default()
         };
+        if !scanning
+            && let Some(more) = self
+                .complete_leading(&selected.candidates, &assemble_request, cache)
+                .await?
+        {
+            candidates.extend(more);
+            selected = self.apply_selection(&candidates, &selection).await?;
+        }
         // Assembly is CPU-bound (token counting): it runs on the engine's
         // assembly thread. The size memo travels there and back.
         let mut sizes = std::mem::take(&mut cache.sizes);
@@ -501,6 +514,55 @@ impl Project {
 }
 
 impl Project {
+    /// The chunks of the files leading `candidates` under `request`
+    /// ([`loupe_assemble::leading_files`]) that retrieval did not find, or
+    /// `None` when there are none. Assembly raises a leading file's other
+    /// chunks, but only those retrieval brought: the rest of a fix shares
+    /// none of the question's words, and on the dev sets a tenth of the
+    /// changed lines missing from 27k prompts were in a leading file no
+    /// candidate covered (EVAL.md, "Session 29"). Each file is read once
+    /// per question, so a knob change reads only files that newly lead.
+    async fn complete_leading(
+        &self,
+        candidates: &[Candidate],
+        request: &AssembleRequest,
+        cache: &mut AskCache,
+    ) -> Result<Option<Vec<Candidate>>> {
+        let leading = loupe_assemble::leading_files(candidates, request);
+        let unread: Vec<String> = leading
+            .paths
+            .iter()
+            .filter(|p| !cache.files.contains_key(*p))
+            .cloned()
+            .collect();
+        if !unread.is_empty() {
+            for p in &unread {
+                cache.files.insert(p.clone(), Vec::new());
+            }
+            for (chunk, mtime_ns) in self.catalog.chunks_of_paths(&unread).await? {
+                let signals = loupe_assemble::Signals {
+                    mtime: mtime_ns / 1_000_000_000,
+                    ..Default::default()
+                };
+                if let Some(file) = cache.files.get_mut(&chunk.path) {
+                    file.push(Candidate { chunk, signals });
+                }
+            }
+        }
+        let known: HashSet<loupe_assemble::ChunkId> =
+            candidates.iter().map(|c| c.chunk.id).collect();
+        let more: Vec<Candidate> = leading
+            .paths
+            .iter()
+            .filter_map(|p| cache.files.get(p))
+            .filter(|file| file.iter().map(|c| c.chunk.tokens).sum::<u32>() <= leading.max_tokens)
+            .flatten()
+            .filter(|c| !known.contains(&c.chunk.id))
+            .cloned()
+            .collect();
+        Ok((!more.is_empty()).then_some(more))
+    }
+
     /// Retrieval from the index at `snapshot`, or, when `scanning`, from a
     /// scan of the folder (with the number of files it read); stopped by
     /// `cancel`.

@@ -616,15 +616,22 @@ async fn predict(
         if n == 0 {
             // The first ask retrieved; later budgets re-use it.
             timing.retrieve_ms = ms(t.elapsed());
+            // What retrieval found: not the chunks read because their file
+            // leads, which have no signal to learn from.
+            let retrieved: Vec<_> = selected
+                .iter()
+                .filter(|c| c.signals.has_evidence())
+                .cloned()
+                .collect();
             ranked = ranked_files(selected, &answer.assembly);
             ranked_sum3 = ranked_files_aggregated(selected, &answer.assembly, &[1.0, 0.5, 0.25]);
             pins_dropped = answer.pins_dropped;
-            candidates = selected.len();
+            candidates = retrieved.len();
             if let Some(file) = features.take() {
                 let line = feature_line(
                     &e.id,
                     &e.repo,
-                    selected,
+                    &retrieved,
                     &answer.assembly.report.classification,
                     &request.knobs,
                 );

@@ -390,3 +390,94 @@ fn the_leading_files_other_chunks_come_next_but_never_take_a_k_place() {
     assert_eq!(off.items[1].score.sibling_lift, 0.0);
     assert!(off.items[1].score.score < 0.1);
 }
+
+#[test]
+fn under_the_automatic_k_a_small_leading_file_comes_in_whole_and_a_large_one_does_not() {
+    use crate::support::{candidate, chunk};
+    use loupe_assemble::{ChunkKind, Signals, leading_files};
+    let f = |id, path: &str, line, text: &str, signals: Signals| {
+        let mut c = candidate(
+            chunk(id, path, "rust", ChunkKind::Function, None, line, text),
+            None,
+            None,
+        );
+        c.signals = signals;
+        c
+    };
+    let strong = |rank| Signals {
+        bm25_rank: Some(rank),
+        symbol_hits: 2,
+        symbol_exact: true,
+        file_rank: Some(rank),
+        ..Default::default()
+    };
+    // a.rs and big.rs lead; each has a second chunk with no evidence of
+    // its own (the engine read it because its file leads). Thirty files'
+    // middling chunks fill the automatic k (20 at this budget) before them.
+    let mut cands = vec![
+        f(1, "src/a.rs", 1, "fn a() {}\n", strong(1)),
+        f(2, "src/a.rs", 40, "fn a_helper() {}\n", Signals::default()),
+        f(3, "src/big.rs", 1, "fn big() {}\n", strong(2)),
+        f(
+            4,
+            "src/big.rs",
+            40,
+            &"fn big_helper() { let x = 1; }\n".repeat(120),
+            Signals::default(),
+        ),
+    ];
+    for n in 0..30 {
+        cands.push(f(
+            10 + n,
+            &format!("src/filler{n}.rs"),
+            1,
+            "fn filler() {}\n",
+            Signals {
+                bm25_rank: Some(3 + n as u32),
+                ..Default::default()
+            },
+        ));
+    }
+    let knobs = Knobs {
+        budget: Some(Budget::Tokens(4_000)),
+        ..Knobs::default()
+    };
+    let req = request("how does a work", knobs.clone());
+    let leading = leading_files(&cands, &req);
+    assert_eq!(leading.paths[..2], ["src/a.rs", "src/big.rs"]);
+    let a = assemble(&cands, &req);
+    let share = loupe_assemble::assemble::WHOLE_FILE_SHARE;
+    assert_eq!(leading.max_tokens, (a.report.usable as f32 * share) as u32);
+    let big: u32 = cands[2..4].iter().map(|c| c.chunk.tokens).sum();
+    assert!(big > leading.max_tokens, "{big} {leading:?}");
+    let status = |id: i64| {
+        a.items
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.status.clone())
+    };
+    // a.rs is small: its other chunk comes in beyond k, raised above the
+    // fillers.
+    let helper = a.items.iter().find(|r| r.id == 2).unwrap();
+    assert!(helper.status.is_in(), "{:?}", helper.status);
+    assert!(helper.score.sibling_lift > 0.0);
+    // big.rs is too large to be read whole: k cuts its other chunk.
+    assert_eq!(
+        status(4),
+        Some(ItemStatus::Dropped(DropReason::BeyondK)),
+        "{:?}",
+        a.items
+    );
+    // A k the user set is theirs: nothing comes in beyond it, and nothing
+    // is worth reading whole.
+    let mut fixed = req.clone();
+    fixed.knobs.k = Some(20);
+    assert_eq!(leading_files(&cands, &fixed), Default::default());
+    let capped = assemble(&cands, &fixed);
+    let helper = capped.items.iter().find(|r| r.id == 2).unwrap();
+    assert_eq!(helper.status, ItemStatus::Dropped(DropReason::BeyondK));
+    // Off with the lift.
+    let mut off = req.clone();
+    off.knobs.sibling_share = 0.0;
+    assert!(leading_files(&cands, &off).paths.is_empty());
+}

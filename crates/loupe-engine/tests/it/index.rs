@@ -746,6 +746,77 @@ async fn asking_says_why_a_prompt_holds_no_code() {
     );
 }
 
+/// The rest of a leading file is read for the prompt, though retrieval
+/// found none of it (a fix's other lines share no word with the question).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_leading_file_is_read_whole_unless_the_lift_is_off() {
+    use loupe_engine::{AskCache, AskRequest};
+    let env = Env::new();
+    sample_project(&env);
+    // Two functions large enough to be chunks of their own.
+    let body = |stmt: &str| format!("    {stmt}\n").repeat(30);
+    env.write(
+        "src/ledger.rs",
+        format!(
+            "/// Sum an invoice's lines.\npub fn invoice_total(lines: &[u32]) -> u32 {{\n{}    lines.iter().sum()\n}}\n\n\
+             /// Halve, rounding down.\npub fn zqx_halve(mut v: u64) -> u64 {{\n{}    v / 2\n}}\n",
+            body("debug_assert!(lines.len() < usize::MAX);"),
+            body("v = v.saturating_add(0);"),
+        ),
+    );
+    let p = env.open(None).await;
+    index(&p).await;
+    let question = "why is invoice_total wrong for an empty invoice?";
+    let retrieved = p
+        .retrieve(&loupe_engine::RetrieveQuery::from_question(question))
+        .await
+        .unwrap();
+    assert!(
+        retrieved
+            .iter()
+            .all(|c| c.chunk.symbol.as_deref() != Some("zqx_halve")),
+        "retrieval alone finds it: the test proves nothing"
+    );
+    let mut cache = AskCache::default();
+    let answer = p
+        .ask(&AskRequest::new(question, Default::default()), &mut cache)
+        .await
+        .unwrap();
+    let halve = answer
+        .selected
+        .candidates
+        .iter()
+        .find(|c| c.chunk.symbol.as_deref() == Some("zqx_halve"))
+        .unwrap_or_else(|| panic!("{:#?}", answer.selected.candidates));
+    // No evidence of its own: it is there for its file.
+    assert_eq!(halve.signals.bm25_rank, None);
+    let row = answer
+        .assembly
+        .items
+        .iter()
+        .find(|i| i.id == halve.chunk.id)
+        .unwrap();
+    assert!(row.lod.is_some() && row.score.sibling_lift > 0.0, "{row:?}");
+    assert!(answer.assembly.prompt.contains("v / 2"));
+    // With the lift off, nothing is read beyond what retrieval found.
+    let off = loupe_assemble::Knobs {
+        sibling_share: 0.0,
+        ..Default::default()
+    };
+    let answer = p
+        .ask(&AskRequest::new(question, off), &mut cache)
+        .await
+        .unwrap();
+    assert!(
+        answer
+            .selected
+            .candidates
+            .iter()
+            .all(|c| c.chunk.symbol.as_deref() != Some("zqx_halve"))
+    );
+    assert!(!answer.assembly.prompt.contains("v / 2"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watcher_reindexes_a_saved_file() {
     let env = Env::new();
