@@ -72,6 +72,11 @@ const DIFF_SHARE: f64 = 0.5;
 const MAX_SEARCHED_CHARS: usize = 4000;
 /// Touched files whose recent commit subjects go into the prompt.
 const MAX_HISTORY_FILES: usize = 8;
+/// A leading file of more bytes than this many per token of the size
+/// limit for reading it whole is not read: code runs 3–5 bytes per
+/// token, so such a file is over the limit (the token count decides for
+/// the rest, once read).
+const MAX_BYTES_PER_TOKEN: u64 = 8;
 
 /// What a diff adds to a question (change mode).
 struct Review {
@@ -228,9 +233,20 @@ pub struct AskCache {
     expansion: Option<Expansion>,
     signals: SignalsUsed,
     sizes: SizeCache,
-    /// Every chunk of the files read whole for this question
+    /// The leading files looked at for this question
     /// ([`Project::complete_leading`]), by path.
-    files: HashMap<String, Vec<Candidate>>,
+    files: HashMap<String, LeadingFile>,
+}
+
+/// A file that led a question's ranking, as [`Project::complete_leading`]
+/// found it.
+#[derive(Debug)]
+struct LeadingFile {
+    /// Its size on disk when indexed.
+    bytes: u64,
+    /// All its chunks, once read (a file too large for the budget of the
+    /// asks so far is not).
+    chunks: Option<Vec<Candidate>>,
 }
 
 impl AskCache {
@@ -529,23 +545,57 @@ impl Project {
         cache: &mut AskCache,
     ) -> Result<Option<Vec<Candidate>>> {
         let leading = loupe_assemble::leading_files(candidates, request);
-        let unread: Vec<String> = leading
+        let unknown: Vec<String> = leading
             .paths
             .iter()
             .filter(|p| !cache.files.contains_key(*p))
             .cloned()
             .collect();
+        if !unknown.is_empty() {
+            let states = self.catalog.file_states_of(&unknown).await?;
+            for p in unknown {
+                let bytes = states.get(&p).map_or(u64::MAX, |s| s.size);
+                cache.files.insert(
+                    p,
+                    LeadingFile {
+                        bytes,
+                        chunks: None,
+                    },
+                );
+            }
+        }
+        // A file far larger than the limit is not read at all: a
+        // question's leading files are often its largest, and reading one
+        // of thousands of lines cost a vendor-corpus question up to 13 ms.
+        let readable = u64::from(leading.max_tokens) * MAX_BYTES_PER_TOKEN;
+        let unread: Vec<String> = leading
+            .paths
+            .iter()
+            .filter(|p| {
+                cache
+                    .files
+                    .get(*p)
+                    .is_some_and(|f| f.chunks.is_none() && f.bytes <= readable)
+            })
+            .cloned()
+            .collect();
         if !unread.is_empty() {
             for p in &unread {
-                cache.files.insert(p.clone(), Vec::new());
+                if let Some(file) = cache.files.get_mut(p) {
+                    file.chunks = Some(Vec::new());
+                }
             }
             for (chunk, mtime_ns) in self.catalog.chunks_of_paths(&unread).await? {
                 let signals = loupe_assemble::Signals {
                     mtime: mtime_ns / 1_000_000_000,
                     ..Default::default()
                 };
-                if let Some(file) = cache.files.get_mut(&chunk.path) {
-                    file.push(Candidate { chunk, signals });
+                if let Some(chunks) = cache
+                    .files
+                    .get_mut(&chunk.path)
+                    .and_then(|f| f.chunks.as_mut())
+                {
+                    chunks.push(Candidate { chunk, signals });
                 }
             }
         }
@@ -554,7 +604,7 @@ impl Project {
         let more: Vec<Candidate> = leading
             .paths
             .iter()
-            .filter_map(|p| cache.files.get(p))
+            .filter_map(|p| cache.files.get(p)?.chunks.as_ref())
             .filter(|file| file.iter().map(|c| c.chunk.tokens).sum::<u32>() <= leading.max_tokens)
             .flatten()
             .filter(|c| !known.contains(&c.chunk.id))
