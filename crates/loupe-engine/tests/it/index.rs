@@ -798,39 +798,30 @@ async fn a_small_leading_file_is_read_whole_unless_the_lift_is_off() {
         .unwrap();
     assert!(row.lod.is_some() && row.score.sibling_lift > 0.0, "{row:?}");
     assert!(answer.assembly.prompt.contains("v / 2"));
-    // At a budget a tenth of which the file exceeds, it is not read whole.
+    // At a budget a tenth of which the file exceeds, it is not read
+    // whole; with the lift off, nothing is read beyond what retrieval found.
     let small = loupe_assemble::Knobs {
         budget: Some(loupe_assemble::Budget::Tokens(2_000)),
         ..Default::default()
     };
-    let answer = p
-        .ask(&AskRequest::new(question, small), &mut cache)
-        .await
-        .unwrap();
-    assert!(
-        answer
-            .selected
-            .candidates
-            .iter()
-            .all(|c| c.chunk.symbol.as_deref() != Some("zqx_halve"))
-    );
-    // With the lift off, nothing is read beyond what retrieval found.
     let off = loupe_assemble::Knobs {
         sibling_share: 0.0,
         ..Default::default()
     };
-    let answer = p
-        .ask(&AskRequest::new(question, off), &mut cache)
-        .await
-        .unwrap();
-    assert!(
-        answer
-            .selected
-            .candidates
-            .iter()
-            .all(|c| c.chunk.symbol.as_deref() != Some("zqx_halve"))
-    );
-    assert!(!answer.assembly.prompt.contains("v / 2"));
+    for knobs in [small, off] {
+        let answer = p
+            .ask(&AskRequest::new(question, knobs), &mut cache)
+            .await
+            .unwrap();
+        assert!(
+            answer
+                .selected
+                .candidates
+                .iter()
+                .all(|c| c.chunk.symbol.as_deref() != Some("zqx_halve"))
+        );
+        assert!(!answer.assembly.prompt.contains("v / 2"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
