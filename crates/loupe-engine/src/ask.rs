@@ -534,10 +534,11 @@ impl Project {
     /// ([`loupe_assemble::leading_files`]) that retrieval did not find, or
     /// `None` when there are none. Assembly raises a leading file's other
     /// chunks, but only those retrieval brought: the rest of a fix shares
-    /// none of the question's words, and on the dev sets a tenth of the
-    /// changed lines missing from 27k prompts were in a leading file no
-    /// candidate covered (EVAL.md, "Session 29"). Each file is read once
-    /// per question, so a knob change reads only files that newly lead.
+    /// none of the question's words, and on the dev sets up to 11 % of all
+    /// changed lines sat in a top-3 file but in no candidate (EVAL.md,
+    /// "Session 28"; what reading them gains: "Session 29"). Each file is
+    /// read once per question, so a knob change reads only files that
+    /// newly lead.
     async fn complete_leading(
         &self,
         candidates: &[Candidate],
