@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use loupe_assemble::learned::LinearModel;
 use loupe_assemble::rank::Ranker;
-use loupe_assemble::{Budget, Knobs, KnobsPatch};
+use loupe_assemble::{Budget, Candidate, Knobs, KnobsPatch};
 use loupe_engine::ablate::Ablations;
 use loupe_engine::embed::Embedder;
 use loupe_engine::{
@@ -616,18 +616,16 @@ async fn predict(
         if n == 0 {
             // The first ask retrieved; later budgets re-use it.
             timing.retrieve_ms = ms(t.elapsed());
-            // What retrieval found: not the chunks read because their file
-            // leads, which have no signal to learn from.
-            let retrieved: Vec<_> = selected
-                .iter()
-                .filter(|c| c.signals.has_evidence())
-                .cloned()
-                .collect();
             ranked = ranked_files(selected, &answer.assembly);
             ranked_sum3 = ranked_files_aggregated(selected, &answer.assembly, &[1.0, 0.5, 0.25]);
             pins_dropped = answer.pins_dropped;
-            candidates = retrieved.len();
+            // What retrieval found: not the chunks read because their file
+            // leads, which have no signal to learn from.
+            let retrieved = |c: &&Candidate| c.signals.has_evidence();
+            candidates = selected.iter().filter(retrieved).count();
             if let Some(file) = features.take() {
+                let retrieved: Vec<Candidate> =
+                    selected.iter().filter(retrieved).cloned().collect();
                 let line = feature_line(
                     &e.id,
                     &e.repo,
