@@ -552,6 +552,10 @@ impl Project {
             }
         }
         project.refresh_memory().await?;
+        if let Err(e) = project.lexical.warm() {
+            // The first question computes them, and reports what fails.
+            tracing::debug!("lexical statistics not computed at open: {e}");
+        }
         if !project.try_load_vectors(generation).await? {
             // Rebuilt below: not beside another process's run, which may
             // be about to save the file it is missing.
