@@ -961,10 +961,11 @@ impl LexicalIndex {
 
     /// Compute now what the first search of the reader's generation would
     /// otherwise compute: the live-chunk statistics, the file statistics
-    /// and the whole-file search's scratch arrays (on the vendor corpus,
-    /// 432k chunks, the first question's BM25 step took 25 ms against 9 for
-    /// the next ones; BENCHMARKS.md). Called when a project opens and after
-    /// a commit, so the questions that follow find them ready.
+    /// and the whole-file search's scratch arrays (about 12 ms on the
+    /// vendor corpus's 432k chunks, which the first question of every
+    /// generation paid; BENCHMARKS.md, session 30). Called when a project
+    /// opens and after a commit, so the questions that follow find them
+    /// ready.
     pub fn warm(&self) -> Result<()> {
         let searcher = self.reader.searcher();
         self.alive_stats(&searcher)?;
