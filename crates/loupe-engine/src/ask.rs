@@ -599,6 +599,25 @@ impl Project {
                     chunks.push(Candidate { chunk, signals });
                 }
             }
+            // Retrieval read the index at its snapshot; the chunks above
+            // are the catalog's now. A run that rewrote a file in between
+            // gave its chunks new ids: added beside the retrieved ones,
+            // they would show two versions of the same code. Such a file
+            // adds nothing to this question (the next one retrieves from
+            // the new index).
+            for p in &unread {
+                let Some(file) = cache.files.get_mut(p) else {
+                    continue;
+                };
+                let now: HashSet<loupe_assemble::ChunkId> =
+                    file.chunks.iter().flatten().map(|c| c.chunk.id).collect();
+                if candidates
+                    .iter()
+                    .any(|c| &c.chunk.path == p && !now.contains(&c.chunk.id))
+                {
+                    file.chunks = Some(Vec::new());
+                }
+            }
         }
         let known: HashSet<loupe_assemble::ChunkId> =
             candidates.iter().map(|c| c.chunk.id).collect();
@@ -822,4 +841,79 @@ pub fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(0))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::no_progress;
+    use crate::{CancelToken, ProjectConfig};
+
+    /// The chunks `complete_leading` adds for `path`.
+    fn added(more: &Option<Vec<Candidate>>, path: &str) -> Vec<String> {
+        more.iter()
+            .flatten()
+            .filter(|c| c.chunk.path == path)
+            .map(|c| c.chunk.text.clone())
+            .collect()
+    }
+
+    /// A file rewritten between a question's retrieval and the read of its
+    /// leading files gives none of its chunks to that question: the new
+    /// version of a chunk retrieval found would sit beside the old one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_leading_file_rewritten_since_retrieval_adds_nothing() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let data = tempfile::tempdir().expect("tempdir");
+        let ledger = folder.path().join("ledger.rs");
+        let body = |stmt: &str| format!("    {stmt}\n").repeat(15);
+        let write = |sum: &str| {
+            let text = format!(
+                "/// Sum an invoice's lines.\npub fn invoice_total(lines: &[u32]) -> u32 {{\n{}    {sum}\n}}\n\n\
+                 /// Halve, rounding down.\npub fn zqx_halve(mut v: u64) -> u64 {{\n{}    v / 2\n}}\n",
+                body("debug_assert!(lines.len() < usize::MAX);"),
+                body("v = v.saturating_add(0);"),
+            );
+            std::fs::write(&ledger, text).expect("write");
+        };
+        write("lines.iter().sum()");
+        let project = Project::open(folder.path(), ProjectConfig::new(data.path()))
+            .await
+            .expect("open");
+        let cancel = CancelToken::new();
+        project.index(&no_progress, &cancel).await.expect("index");
+        let question = "why is invoice_total wrong for an empty invoice?";
+        let candidates = project
+            .retrieve(&RetrieveQuery::from_question(question))
+            .await
+            .expect("retrieve");
+        assert!(
+            candidates
+                .iter()
+                .any(|c| c.chunk.symbol.as_deref() == Some("invoice_total"))
+        );
+        let request = AssembleRequest {
+            question: question.into(),
+            ..AssembleRequest::default()
+        };
+        // The file leads and is read whole: its other function comes in.
+        let more = project
+            .complete_leading(&candidates, &request, &mut AskCache::default())
+            .await
+            .expect("complete");
+        let read = added(&more, "ledger.rs");
+        assert!(read.iter().any(|t| t.contains("v / 2")), "{read:?}");
+
+        // The function retrieval found changes: its chunk gets a new id.
+        write("lines.iter().copied().sum()");
+        project
+            .update_paths(std::slice::from_ref(&ledger), &no_progress, &cancel)
+            .await
+            .expect("update");
+        let more = project
+            .complete_leading(&candidates, &request, &mut AskCache::default())
+            .await
+            .expect("complete");
+        assert_eq!(added(&more, "ledger.rs"), Vec::<String>::new());
+    }
 }
