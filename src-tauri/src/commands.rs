@@ -82,6 +82,16 @@ pub async fn open_project(
     let result = open.project.index(&sink, &cancel).await;
     open.end_index();
     let report = result?;
+    // Questions answer sooner from one lexical segment; after a large run
+    // the merge goes on in the background (a watcher's update waits for
+    // it, answers do not).
+    let project = Arc::clone(&open.project);
+    let chunks_added = report.chunks_added;
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = project.compact_after(chunks_added).await {
+            tracing::warn!("lexical index not merged: {e}");
+        }
+    });
     let status = open.project.status().await?;
     let root = status.root.to_string_lossy();
     // The recent list is a convenience: failing to write it fails nothing.

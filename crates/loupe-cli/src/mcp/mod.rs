@@ -179,10 +179,21 @@ impl Served {
         };
         let label = project.root().display().to_string();
         let background = if ready_rx.await.is_ok() {
-            let label = label.clone();
+            let (label, project) = (label.clone(), Arc::clone(&project));
+            let stopping = cancel.clone();
             let done = tokio::spawn(async move {
                 match run.await {
-                    Ok(Ok(report)) => log_start(&label, &report),
+                    Ok(Ok(report)) => {
+                        log_start(&label, &report);
+                        // Questions answer sooner from one lexical segment
+                        // (not begun once the server stops: `stop` waits).
+                        if stopping.is_cancelled() {
+                            return;
+                        }
+                        if let Err(e) = project.compact_after(report.chunks_added).await {
+                            eprintln!("loupe mcp: warning: merging {label}'s lexical index: {e:#}");
+                        }
+                    }
                     Ok(Err(e)) => eprintln!("loupe mcp: warning: indexing {label}: {e:#}"),
                     Err(e) => eprintln!("loupe mcp: warning: indexing {label}: {e}"),
                 }

@@ -36,6 +36,22 @@ impl Project {
         result.map_err(|e| self.damage_seen(e))
     }
 
+    /// After a run that wrote `chunks_added` chunks, more than a watcher's
+    /// update does, merge the lexical index into one segment
+    /// ([`crate::lexical::LexicalIndex::compact`]): questions then answer
+    /// sooner. Returns whether it merged. Hosts that keep a project open
+    /// and answer many questions (the app, `loupe mcp`) call it in the
+    /// background once their index run is over; a one-shot command does
+    /// not wait for it. Holds the write lock meanwhile, so a watcher's
+    /// update waits; answers do not.
+    pub async fn compact_after(&self, chunks_added: u64) -> Result<bool> {
+        if chunks_added <= crate::lexical::SMALL_BATCH_CHUNKS as u64 {
+            return Ok(false);
+        }
+        let _guard = self.write.lock().await;
+        tokio::task::block_in_place(|| self.lexical.compact())
+    }
+
     /// Re-index just `paths` (absolute, as a watcher reports them), without
     /// walking the folder. Only paths already in the index can be handled
     /// this way — their ignore status is known; anything else (a new file,

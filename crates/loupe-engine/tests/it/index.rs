@@ -1288,3 +1288,49 @@ async fn a_question_the_embedder_fails_on_is_answered_without_vectors() {
             .all(|c| c.signals.vector_rank.is_none())
     );
 }
+
+/// Merging the lexical index after a large run changes no answer, and the
+/// merged index opens as current (its commit keeps the catalog generation).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merging_the_lexical_index_changes_no_answer() {
+    use loupe_engine::{AskCache, AskRequest};
+    let env = Env::new();
+    sample_project(&env);
+    let p = env.open(None).await;
+    let report = index(&p).await;
+    // A watcher-sized update adds a segment of its own.
+    let extra = env.write("src/extra.rs", "pub fn pool_timeout_extra() -> u32 { 7 }\n");
+    p.update_paths(
+        &[extra],
+        &loupe_engine::progress::no_progress,
+        &loupe_engine::CancelToken::new(),
+    )
+    .await
+    .unwrap();
+    let question = "how are items packed into the budget?";
+    async fn ask(p: &loupe_engine::Project, question: &str) -> String {
+        let request = AskRequest::new(question, Default::default());
+        let answer = p.ask(&request, &mut AskCache::default()).await.unwrap();
+        answer.assembly.prompt
+    }
+    let before = ask(&p, question).await;
+    // A small run is not worth it; the sample's is merged only when asked
+    // as if it were large.
+    assert!(
+        !p.compact_after(report.chunks_added.min(2_000))
+            .await
+            .unwrap()
+    );
+    assert!(p.compact_after(u64::MAX).await.unwrap());
+    assert!(
+        !p.compact_after(u64::MAX).await.unwrap(),
+        "one segment already"
+    );
+    assert_eq!(ask(&p, question).await, before);
+    p.catalog().close().await;
+    drop(p);
+    let p = env.open(None).await;
+    let status = p.status().await.unwrap();
+    assert!(status.recovered.is_empty(), "{:?}", status.recovered);
+    assert_eq!(ask(&p, question).await, before);
+}
