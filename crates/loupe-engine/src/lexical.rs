@@ -985,11 +985,11 @@ impl LexicalIndex {
     /// Every question walks each segment's term dictionaries (its terms,
     /// the near-miss names), and a large run leaves as many segments as
     /// tantivy's merge policy happened to: on the vendor corpus 6–13, and
-    /// one segment answered about 4 ms sooner at the median and the 95th
+    /// one segment answered 2–4 ms sooner at the median and the 95th
     /// percentile (BENCHMARKS.md, session 30). Ranks do not depend on the
     /// segment layout. The merge keeps the commit's payload (the catalog
-    /// generation); it cannot be stopped once begun (about 10 s of one
-    /// core for 432k chunks), and it needs the writer's lock, so the caller
+    /// generation); it cannot be stopped once begun (7–10 s of one core
+    /// for 432k chunks), and it needs the writer's lock, so the caller
     /// holds the project's write lock.
     pub fn compact(&self) -> Result<bool> {
         let ids = self.index.searchable_segment_ids()?;
