@@ -481,7 +481,7 @@ fn select_stage(
     // automatic `k` counts the items a budget can show; a leading file's
     // other chunks are more of a file already in, so it does not cut them.
     // Diversity asks for the opposite, other files, so it turns the lift off.
-    if knobs.diversity.is_none() && knobs.sibling_share > 0.0 {
+    if lifts_siblings(knobs) {
         let leading = rank::leading_files(candidates, &ranked.scores, &selected);
         if knobs.k.is_none() {
             // A leading file small enough to be read whole comes in whole;
@@ -527,6 +527,13 @@ fn select_stage(
     selected
 }
 
+/// Whether assembly raises the leading files' other chunks: not with the
+/// lift's share at 0, nor with diversity (which asks for other files).
+/// Reading a leading file whole needs this and no `k` from the user too.
+fn lifts_siblings(knobs: &Knobs) -> bool {
+    knobs.diversity.is_none() && knobs.sibling_share > 0.0
+}
+
 /// A leading file is read whole, its chunks beyond an automatic `k` kept,
 /// while all its chunks total at most this share of the usable budget.
 /// The rest of a fix is often in chunks that share no word with the
@@ -563,7 +570,7 @@ pub struct Leading {
 /// at most [`Leading::max_tokens`] (the engine's `ask` does).
 pub fn leading_files(candidates: &[Candidate], request: &AssembleRequest) -> Leading {
     let knobs = &request.knobs;
-    if knobs.diversity.is_some() || knobs.sibling_share <= 0.0 || knobs.k.is_some() {
+    if !lifts_siblings(knobs) || knobs.k.is_some() {
         return Leading::default();
     }
     let room = room(knobs);
