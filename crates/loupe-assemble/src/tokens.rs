@@ -54,6 +54,16 @@ impl Encoding {
     fn nfc(self) -> bool {
         matches!(self, Encoding::Qwen2 | Encoding::Qwen35)
     }
+
+    /// Its place in per-encoding tables.
+    pub(crate) fn slot(self) -> usize {
+        match self {
+            Encoding::O200kBase => 0,
+            Encoding::Cl100kBase => 1,
+            Encoding::Qwen2 => 2,
+            Encoding::Qwen35 => 3,
+        }
+    }
 }
 
 /// Qwen's vocabularies: one `base64(token) rank` line per token, from the
@@ -136,43 +146,47 @@ impl Measure {
 /// code", CodeBuddy prompt pipeline). Used only if a BPE table failed to load.
 pub const CHARS_PER_TOKEN_ESTIMATE: usize = 4;
 
-fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
-    static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    static QWEN2: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    static QWEN35: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    // The tables are compiled into tiktoken-rs (and Qwen's into this crate),
-    // so building them cannot fail on user input; `None` only guards
-    // against a broken build.
+/// tiktoken-rs's BPE for `encoding`. The tables are compiled into
+/// tiktoken-rs (and Qwen's into this crate), so building them cannot fail
+/// on user input; `None` only guards against a broken build.
+fn build_bpe(encoding: Encoding) -> Option<CoreBPE> {
     match encoding {
-        Encoding::Qwen2 => QWEN2
-            .get_or_init(|| shipped_bpe(QWEN2_VOCAB, QWEN2_PATTERN))
-            .as_ref(),
-        Encoding::Qwen35 => QWEN35
-            .get_or_init(|| shipped_bpe(QWEN35_VOCAB, QWEN35_PATTERN))
-            .as_ref(),
-        Encoding::O200kBase => O200K
-            .get_or_init(|| tiktoken_rs::o200k_base().ok())
-            .as_ref(),
-        Encoding::Cl100kBase => CL100K
-            .get_or_init(|| tiktoken_rs::cl100k_base().ok())
-            .as_ref(),
+        Encoding::Qwen2 => shipped_bpe(QWEN2_VOCAB, QWEN2_PATTERN),
+        Encoding::Qwen35 => shipped_bpe(QWEN35_VOCAB, QWEN35_PATTERN),
+        Encoding::O200kBase => tiktoken_rs::o200k_base().ok(),
+        Encoding::Cl100kBase => tiktoken_rs::cl100k_base().ok(),
     }
 }
 
-/// The fast counter of `encoding` ([`fast`]), built once per process.
-fn counter(encoding: Encoding) -> Option<&'static fast::Counter> {
-    static O200K: OnceLock<Option<fast::Counter>> = OnceLock::new();
-    static CL100K: OnceLock<Option<fast::Counter>> = OnceLock::new();
-    static QWEN2: OnceLock<Option<fast::Counter>> = OnceLock::new();
-    static QWEN35: OnceLock<Option<fast::Counter>> = OnceLock::new();
-    let (cell, split) = match encoding {
-        Encoding::O200kBase => (&O200K, fast::Split::O200k),
-        Encoding::Cl100kBase => (&CL100K, fast::Split::Cl100k),
-        Encoding::Qwen2 => (&QWEN2, fast::Split::Qwen2),
-        Encoding::Qwen35 => (&QWEN35, fast::Split::Qwen35),
-    };
-    cell.get_or_init(|| fast::Counter::new(bpe(encoding)?, split))
+/// How an encoding's tokens are counted.
+enum Tokenizer {
+    /// The DFA split over the ranks ([`fast`]); tiktoken-rs's tables were
+    /// read once and dropped.
+    Fast(fast::Counter),
+    /// tiktoken-rs itself, should the fast split not build.
+    Slow(CoreBPE),
+}
+
+/// `encoding`'s tokenizer, built once per process on first use.
+fn tokenizer(encoding: Encoding) -> Option<&'static Tokenizer> {
+    static CELLS: [OnceLock<Option<Tokenizer>>; 4] = [const { OnceLock::new() }; 4];
+    CELLS[encoding.slot()]
+        .get_or_init(|| {
+            let bpe = build_bpe(encoding)?;
+            Some(match fast::Counter::new(&bpe, encoding) {
+                Some(counter) => Tokenizer::Fast(counter),
+                None => Tokenizer::Slow(bpe),
+            })
+        })
+        .as_ref()
+}
+
+/// tiktoken-rs's own BPE, kept apart for checks against it (tests and
+/// benchmarks), built on first use.
+fn reference(encoding: Encoding) -> Option<&'static CoreBPE> {
+    static CELLS: [OnceLock<Option<CoreBPE>>; 4] = [const { OnceLock::new() }; 4];
+    CELLS[encoding.slot()]
+        .get_or_init(|| build_bpe(encoding))
         .as_ref()
 }
 
@@ -183,10 +197,10 @@ pub fn count(encoding: Encoding, text: &str) -> usize {
         return 0;
     }
     let text = &*prepared(encoding, text);
-    match (bpe(encoding), counter(encoding)) {
-        (Some(bpe), Some(counter)) => counter.count(bpe, text),
-        (Some(bpe), None) => bpe.count_ordinary(text),
-        (None, _) => text.len().div_ceil(CHARS_PER_TOKEN_ESTIMATE),
+    match tokenizer(encoding) {
+        Some(Tokenizer::Fast(counter)) => counter.count(text),
+        Some(Tokenizer::Slow(bpe)) => bpe.count_ordinary(text),
+        None => text.len().div_ceil(CHARS_PER_TOKEN_ESTIMATE),
     }
 }
 
@@ -194,14 +208,14 @@ pub fn count(encoding: Encoding, text: &str) -> usize {
 /// that compare the two.
 #[doc(hidden)]
 pub fn count_with_tiktoken(encoding: Encoding, text: &str) -> usize {
-    bpe(encoding).map_or(0, |bpe| bpe.count_ordinary(&prepared(encoding, text)))
+    reference(encoding).map_or(0, |bpe| bpe.count_ordinary(&prepared(encoding, text)))
 }
 
 /// The token ids of `text` in `encoding` (special tokens as plain text),
 /// for checking an encoding against its reference implementation.
 #[doc(hidden)]
 pub fn encode(encoding: Encoding, text: &str) -> Vec<u32> {
-    bpe(encoding).map_or_else(Vec::new, |bpe| {
+    reference(encoding).map_or_else(Vec::new, |bpe| {
         bpe.encode_ordinary(&prepared(encoding, text))
     })
 }
@@ -209,25 +223,29 @@ pub fn encode(encoding: Encoding, text: &str) -> Vec<u32> {
 /// The longest prefix of `text` that counts at most `max` tokens, cut on a
 /// character boundary.
 pub fn trim_to_tokens(encoding: Encoding, text: &str, max: usize) -> &str {
-    let Some(bpe) = bpe(encoding) else {
+    let Some(tokenizer) = tokenizer(encoding) else {
         return floor_char_boundary(text, max * CHARS_PER_TOKEN_ESTIMATE);
     };
-    // Cut where the raw text's tokens say; `count` (which may normalize
-    // first, for Qwen) has the last word.
-    let tokens = bpe.encode_ordinary(text);
-    let fits = if encoding.nfc() {
-        count(encoding, text) <= max
-    } else {
-        tokens.len() <= max
-    };
-    if fits {
+    if count(encoding, text) <= max {
         return text;
     }
-    let mut keep = max.min(tokens.len());
+    // Cut where the raw text's tokens say; `count` (which may normalize
+    // first, for Qwen) has the last word.
+    let slow = match tokenizer {
+        Tokenizer::Slow(bpe) => Some((bpe, bpe.encode_ordinary(text))),
+        Tokenizer::Fast(_) => None,
+    };
+    let mut keep = max;
     loop {
-        // The first `keep` tokens decode to exactly the first bytes of `text`.
-        let bytes = bpe.decode_bytes(&tokens[..keep]).map_or(0, |b| b.len());
-        let prefix = floor_char_boundary(text, bytes);
+        // The bytes of the first `keep` tokens of `text`.
+        let end = match (tokenizer, &slow) {
+            (Tokenizer::Fast(counter), _) => counter.prefix_end(text, keep),
+            (_, Some((bpe, tokens))) => bpe
+                .decode_bytes(&tokens[..keep.min(tokens.len())])
+                .map_or(0, |b| b.len()),
+            (Tokenizer::Slow(_), None) => 0,
+        };
+        let prefix = floor_char_boundary(text, end);
         // Re-encoding a prefix cut inside a pre-token can, rarely, take one
         // token more; step back until the count really fits.
         if keep == 0 || count(encoding, prefix) <= max {
@@ -344,7 +362,10 @@ mod tests {
     #[test]
     fn the_fast_split_is_built() {
         for encoding in ENCODINGS {
-            assert!(counter(encoding).is_some(), "{encoding:?}");
+            assert!(
+                matches!(tokenizer(encoding), Some(Tokenizer::Fast(_))),
+                "{encoding:?}"
+            );
         }
     }
 
@@ -368,6 +389,9 @@ mod tests {
             &format!("{}x", " ".repeat(150)),
             &"abcdefghij".repeat(30),
             &"AbCdEfGhIj".repeat(30),
+            // Pieces past the fast counter's quadratic merge.
+            &"abcdefghij".repeat(500),
+            &format!("{}x", " ".repeat(5000)),
             "<|endoftext|> <|endofprompt|>",
         ] {
             same_as_tiktoken(text);
@@ -439,6 +463,45 @@ mod tests {
             assert!(count(Encoding::O200kBase, cut) <= max);
         }
         assert_eq!(trim_to_tokens(Encoding::O200kBase, &text, 1000), text);
+    }
+
+    /// The trim before the fast counter kept no tiktoken-rs tables:
+    /// the first `max` tokens as tiktoken-rs encodes and decodes them.
+    fn trim_with_tiktoken(encoding: Encoding, text: &str, max: usize) -> &str {
+        let bpe = reference(encoding).unwrap();
+        if count(encoding, text) <= max {
+            return text;
+        }
+        let tokens = bpe.encode_ordinary(text);
+        let mut keep = max.min(tokens.len());
+        loop {
+            let bytes = bpe.decode_bytes(&tokens[..keep]).map_or(0, |b| b.len());
+            let prefix = floor_char_boundary(text, bytes);
+            if keep == 0 || count(encoding, prefix) <= max {
+                return prefix;
+            }
+            keep -= 1;
+        }
+    }
+
+    #[test]
+    fn trims_where_tiktoken_would() {
+        let long_word = "abcdefghij".repeat(500);
+        let spaces = format!("{}x y", " ".repeat(5000));
+        let code = "    fn main() {\n        println!(\"héllo 日本語 🙂\");\n    }\n".repeat(40);
+        let rule = format!("// {}\nx", "=".repeat(300));
+        for text in [&long_word, &spaces, &code, &rule, "a  b   c\r\n\r\n  \t d"] {
+            for encoding in ENCODINGS {
+                for max in [0, 1, 2, 3, 7, 50, 99, 100, 101, 333, 2000] {
+                    assert_eq!(
+                        trim_to_tokens(encoding, text, max),
+                        trim_with_tiktoken(encoding, text, max),
+                        "{encoding:?} {max} {:?}",
+                        &text[..text.len().min(40)]
+                    );
+                }
+            }
+        }
     }
 
     #[test]

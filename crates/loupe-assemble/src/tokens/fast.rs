@@ -18,9 +18,15 @@
 //!
 //! *Invariant:* [`Counter::count`] equals `CoreBPE::encode_ordinary(text)
 //! .len()` for every text; the tests check it against tiktoken-rs on
-//! generated and real text. Pieces of 100 bytes or more go to tiktoken-rs
-//! itself (its merge switches to a heap there; `byte_pair_split` would be
-//! quadratic).
+//! generated and real text.
+//!
+//! The counter keeps only the ranks: tiktoken-rs's [`CoreBPE`] is read
+//! once when the counter is built and then dropped (its encoder, decoder,
+//! sorted tokens and per-thread regexes are about 25 MB for o200k, held
+//! for the life of the app otherwise). `byte_pair_split` merges in
+//! quadratic time, harmless below [`HUGE_PIECE`] bytes; a piece that long
+//! (a run of 4 KB of letters, spaces or punctuation) is counted by a
+//! `CoreBPE` built the first time one is seen, whose merge uses a heap.
 //!
 //! The split runs on `regex-automata`'s meta regex with a lazy DFA cache
 //! per thread and encoding. `regex::Regex` keeps its caches in a pool
@@ -31,12 +37,15 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use crate::memo::Memo;
 use regex_automata::Input;
 use regex_automata::meta::{Cache, Regex};
 use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
+
+use super::Encoding;
 
 /// o200k_base's split pattern with the lookahead alternative folded into
 /// the plain `\s+` after it (tiktoken-rs's `O200K_BASE_PAT_STR`).
@@ -84,16 +93,7 @@ const QWEN35_SPLIT: &str = concat!(
 );
 
 /// Pieces this long or longer are counted by tiktoken-rs itself.
-const LONG_PIECE: usize = 100;
-
-/// Which split pattern an encoding uses.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Split {
-    O200k,
-    Cl100k,
-    Qwen2,
-    Qwen35,
-}
+const HUGE_PIECE: usize = 4096;
 
 /// Merged pieces per generation of one thread's memo, per encoding.
 const MEMO_PIECES: usize = 50_000;
@@ -114,20 +114,22 @@ thread_local! {
 /// A split pattern and the ranks of one encoding.
 pub(super) struct Counter {
     split: Regex,
-    slot: usize,
+    encoding: Encoding,
     ranks: FxHashMap<Vec<u8>, Rank>,
+    /// tiktoken-rs's BPE, built for the first [`HUGE_PIECE`]-byte piece.
+    huge: OnceLock<Option<CoreBPE>>,
 }
 
 impl Counter {
     /// Reads the ranks back from `bpe` (every id that decodes, special
     /// tokens excluded). `None` if the pattern does not compile or the
     /// vocabulary looks wrong; callers then count with `bpe` itself.
-    pub(super) fn new(bpe: &CoreBPE, split: Split) -> Option<Self> {
-        let (pattern, slot) = match split {
-            Split::O200k => (O200K_SPLIT, 0),
-            Split::Cl100k => (CL100K_SPLIT, 1),
-            Split::Qwen2 => (QWEN2_SPLIT, 2),
-            Split::Qwen35 => (QWEN35_SPLIT, 3),
+    pub(super) fn new(bpe: &CoreBPE, encoding: Encoding) -> Option<Self> {
+        let pattern = match encoding {
+            Encoding::O200kBase => O200K_SPLIT,
+            Encoding::Cl100kBase => CL100K_SPLIT,
+            Encoding::Qwen2 => QWEN2_SPLIT,
+            Encoding::Qwen35 => QWEN35_SPLIT,
         };
         let split = Regex::new(pattern).ok()?;
         let special: HashSet<Rank> = bpe
@@ -151,19 +153,77 @@ impl Counter {
         }
         // Every single byte must be a token, or BPE cannot finish a piece.
         let complete = (0..=255u8).all(|b| ranks.contains_key([b].as_slice()));
-        (complete && ranks.len() > 50_000).then_some(Self { split, slot, ranks })
+        (complete && ranks.len() > 50_000).then_some(Self {
+            split,
+            encoding,
+            ranks,
+            huge: OnceLock::new(),
+        })
     }
 
-    /// The number of tokens `bpe` would encode `text` into.
-    pub(super) fn count(&self, bpe: &CoreBPE, text: &str) -> usize {
+    /// The number of tokens tiktoken-rs would encode `text` into.
+    pub(super) fn count(&self, text: &str) -> usize {
+        self.with_state(|state| self.count_with(state, text))
+    }
+
+    /// The end (a byte offset) of the first `keep` tokens of `text`, or
+    /// its length if it has no more.
+    pub(super) fn prefix_end(&self, text: &str, keep: usize) -> usize {
+        self.with_state(|state| {
+            let (mut tokens, mut at) = (0, 0);
+            while let Some((start, end)) = self.next_piece(&mut state.cache, text, at) {
+                let piece = &text[start..end];
+                let n = self.piece_tokens(&mut state.merged, piece);
+                if tokens + n > keep {
+                    return start + self.piece_prefix(piece, keep - tokens);
+                }
+                tokens += n;
+                at = end;
+            }
+            text.len()
+        })
+    }
+
+    /// The bytes of the first `want` tokens of `piece`, which has more.
+    fn piece_prefix(&self, piece: &str, want: usize) -> usize {
+        let bytes = piece.as_bytes();
+        if want == 0 || bytes.len() < 2 {
+            return 0;
+        }
+        if bytes.len() < HUGE_PIECE {
+            return tiktoken_rs::byte_pair_split(bytes, &self.ranks)
+                .iter()
+                .take(want)
+                .map(|p| p.len())
+                .sum();
+        }
+        match self.huge() {
+            Some(bpe) => {
+                let tokens = bpe.encode_ordinary(piece);
+                bpe.decode_bytes(&tokens[..want.min(tokens.len())])
+                    .map_or(0, |b| b.len())
+            }
+            None => 0,
+        }
+    }
+
+    /// tiktoken-rs's BPE for pieces of [`HUGE_PIECE`] bytes or more.
+    fn huge(&self) -> Option<&CoreBPE> {
+        self.huge
+            .get_or_init(|| super::build_bpe(self.encoding))
+            .as_ref()
+    }
+
+    /// `f` with this thread's state for the encoding.
+    fn with_state<R>(&self, f: impl Fn(&mut ThreadState) -> R) -> R {
+        let slot = self.encoding.slot();
         STATES
             .try_with(|states| {
                 let mut states = states.borrow_mut();
-                let state = states[self.slot].get_or_insert_with(|| self.fresh_state());
-                self.count_with(state, bpe, text)
+                f(states[slot].get_or_insert_with(|| self.fresh_state()))
             })
             // This thread's locals are being torn down: a state of its own.
-            .unwrap_or_else(|_| self.count_with(&mut self.fresh_state(), bpe, text))
+            .unwrap_or_else(|_| f(&mut self.fresh_state()))
     }
 
     fn fresh_state(&self) -> ThreadState {
@@ -173,51 +233,52 @@ impl Counter {
         }
     }
 
-    fn count_with(&self, state: &mut ThreadState, bpe: &CoreBPE, text: &str) -> usize {
-        let mut tokens = 0;
-        let mut at = 0;
-        while let Some(m) = self
-            .split
-            .search_with(&mut state.cache, &Input::new(text).range(at..))
-        {
-            let mut end = m.end();
-            let piece = &text[m.start()..end];
-            if gives_back_last_space(piece)
-                && text[end..]
-                    .chars()
-                    .next()
-                    .is_some_and(|c| !c.is_whitespace())
-            {
-                end -= piece.chars().next_back().map_or(0, char::len_utf8);
-            }
-            tokens += self.piece_tokens(&mut state.merged, bpe, &text[m.start()..end]);
-            if end <= at {
-                break; // cannot happen: every alternative takes a character
-            }
+    fn count_with(&self, state: &mut ThreadState, text: &str) -> usize {
+        let (mut tokens, mut at) = (0, 0);
+        while let Some((start, end)) = self.next_piece(&mut state.cache, text, at) {
+            tokens += self.piece_tokens(&mut state.merged, &text[start..end]);
             at = end;
         }
         tokens
     }
 
-    fn piece_tokens(
-        &self,
-        merged: &mut Memo<Box<[u8]>, usize>,
-        bpe: &CoreBPE,
-        piece: &str,
-    ) -> usize {
+    /// The next piece of `text` from byte `at`, as tiktoken splits it.
+    fn next_piece(&self, cache: &mut Cache, text: &str, at: usize) -> Option<(usize, usize)> {
+        let m = self
+            .split
+            .search_with(cache, &Input::new(text).range(at..))?;
+        let mut end = m.end();
+        let piece = &text[m.start()..end];
+        if gives_back_last_space(piece)
+            && text[end..]
+                .chars()
+                .next()
+                .is_some_and(|c| !c.is_whitespace())
+        {
+            end -= piece.chars().next_back().map_or(0, char::len_utf8);
+        }
+        // Every alternative takes a character, so this cannot stall.
+        (end > at).then_some((m.start(), end))
+    }
+
+    fn piece_tokens(&self, merged: &mut Memo<Box<[u8]>, usize>, piece: &str) -> usize {
         let bytes = piece.as_bytes();
         if bytes.is_empty() {
             0
         } else if bytes.len() == 1 || self.ranks.contains_key(bytes) {
             1
-        } else if bytes.len() < LONG_PIECE {
+        } else if bytes.len() < HUGE_PIECE {
             *merged.get_or_insert_with(
                 bytes,
                 |b| b.into(),
                 || tiktoken_rs::byte_pair_split(bytes, &self.ranks).len(),
             )
         } else {
-            bpe.encode_ordinary(piece).len()
+            match self.huge() {
+                Some(bpe) => bpe.encode_ordinary(piece).len(),
+                // Cannot happen: this counter was read from that BPE.
+                None => tiktoken_rs::byte_pair_split(bytes, &self.ranks).len(),
+            }
         }
     }
 }
