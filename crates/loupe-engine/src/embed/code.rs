@@ -37,6 +37,7 @@
 
 use super::Embedder;
 use crate::{Error, Result};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The shipped model file (see the module doc for its layout).
@@ -130,9 +131,11 @@ pub struct CodeModel {
     pub dim: usize,
     /// Word → row.
     index: HashMap<String, u32>,
-    /// `rows × dim` int8 coordinates, row-major, as stored (a quarter of
-    /// the memory of f32 rows; pooling scales them on the fly).
-    quantized: Vec<i8>,
+    /// `rows × dim` int8 coordinates (as bytes), row-major, as stored;
+    /// pooling scales them on the fly. The shipped model's are borrowed
+    /// from the binary rather than copied (15 MB): only the rows a text
+    /// uses are paged in, and the kernel can drop them again.
+    quantized: Cow<'static, [u8]>,
     /// One scale per row.
     scales: Vec<f32>,
     /// `loupe-code:` and a hash of the file bytes and the words version.
@@ -142,11 +145,20 @@ pub struct CodeModel {
 impl CodeModel {
     /// The model compiled into the binary.
     pub fn shipped() -> Result<Self> {
-        Self::from_bytes(SHIPPED)
+        Self::decode(SHIPPED, Cow::Borrowed)
     }
 
     /// Decode a model file, checking every length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Self::decode(bytes, |rows| Cow::Owned(rows.to_vec()))
+    }
+
+    /// Decode `bytes`; `keep` turns the coordinates' bytes into the
+    /// model's own (borrowed when they live as long as the program).
+    fn decode<'a>(
+        bytes: &'a [u8],
+        keep: impl FnOnce(&'a [u8]) -> Cow<'static, [u8]>,
+    ) -> Result<Self> {
         let bad = |what: &str| Error::Embed(format!("code vectors file: {what}"));
         let mut at = 0usize;
         let mut take = |n: usize| -> Result<&[u8]> {
@@ -187,7 +199,6 @@ impl CodeModel {
         if scales.iter().any(|s| !s.is_finite()) {
             return Err(bad("non-finite scale"));
         }
-        let quantized: Vec<i8> = quantized.iter().map(|&b| b as i8).collect();
         let mut index = HashMap::with_capacity(rows);
         for (r, w) in words.iter().enumerate() {
             if index.insert((*w).to_owned(), r as u32).is_some() {
@@ -198,7 +209,7 @@ impl CodeModel {
         Ok(Self {
             dim,
             index,
-            quantized,
+            quantized: keep(quantized),
             scales,
             id: format!("loupe-code:{}/w{WORDS_VERSION}", &hash[..16]),
         })
@@ -234,7 +245,7 @@ impl CodeModel {
             // `q × scale` first, as the trainer dequantizes, so the sums match.
             v.iter_mut()
                 .zip(row)
-                .for_each(|(x, &q)| *x += weight * (f32::from(q) * scale));
+                .for_each(|(x, &q)| *x += weight * (f32::from(q as i8) * scale));
         }
         if crate::vectors::normalize(&mut v) {
             v
@@ -398,5 +409,11 @@ mod tests {
         assert!(m.dim <= 256 && m.vocabulary_size() > 1000);
         let v = m.embed_one("fn spawn_blocking");
         assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
+        // The rows stay in the binary; a file read at run time is copied,
+        // and both pool alike.
+        assert!(matches!(m.quantized, Cow::Borrowed(_)));
+        let copy = CodeModel::from_bytes(SHIPPED).unwrap();
+        assert!(matches!(copy.quantized, Cow::Owned(_)));
+        assert_eq!(copy.embed_one("fn spawn_blocking"), v);
     }
 }
