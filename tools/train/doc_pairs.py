@@ -19,16 +19,14 @@ reads the two files concatenated. Nothing written here is committed
 
 import argparse
 import hashlib
-import json
 import os
 import random
 import re
 import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pairs import Blobs, Corpus  # noqa: E402
+from pairs import Blobs, Corpus, write_pairs  # noqa: E402
 
 SOURCE = {'.rs', '.py', '.ts', '.tsx', '.js', '.jsx', '.go', '.java', '.c', '.h',
           '.cc', '.cpp', '.hpp', '.cs', '.rb'}
@@ -200,20 +198,7 @@ def main():
                 jobs.append((cols[0], cols[3], a.mirrors, a.corpus_exe, a.seed,
                              a.files_per_repo, a.per_repo))
     jobs.sort()
-    n, results = 0, {}
-    tmp = a.out + '.tmp'
-    with ProcessPoolExecutor(a.jobs) as pool:
-        for k, (repo, pairs) in enumerate(pool.map(repo_pairs, jobs)):
-            results[repo] = pairs
-            n += len(pairs)
-            print(f'[{k + 1}/{len(jobs)}] {repo}: {len(pairs)} doc pairs ({n} in all)', file=sys.stderr, flush=True)
-    with open(tmp, 'w') as out:
-        for repo in sorted(results):
-            for p in results[repo]:
-                out.write(json.dumps(p) + '\n')
-    os.replace(tmp, a.out)
-    print(f'{n} doc pairs -> {a.out}', file=sys.stderr)
-
+    write_pairs(repo_pairs, jobs, a.jobs, a.out, 'doc pairs')
 
 if __name__ == '__main__':
     main()

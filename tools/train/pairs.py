@@ -170,19 +170,26 @@ def main():
         exs.sort(key=lambda e: (e.get('date') or '', e['commit']), reverse=True)
         jobs.append((repo, split, exs[:a.per_repo], a.mirrors, a.corpus_exe, a.seed))
 
-    n = 0
-    tmp = a.out + '.tmp'
-    with open(tmp, 'w') as out, ProcessPoolExecutor(a.jobs) as pool:
-        results = {}
-        for k, (repo, pairs) in enumerate(pool.map(repo_pairs, jobs)):
+    write_pairs(repo_pairs, jobs, a.jobs, a.out, 'pairs')
+
+
+def write_pairs(worker, jobs, processes, path, what):
+    """Run `worker` (job -> (repo, pairs)) over `jobs` on `processes`
+    processes; write every pair, repositories in name order, to `path`
+    (through a temporary file, so a killed run leaves no half file)."""
+    n, results = 0, {}
+    tmp = path + '.tmp'
+    with ProcessPoolExecutor(processes) as pool:
+        for k, (repo, pairs) in enumerate(pool.map(worker, jobs)):
             results[repo] = pairs
             n += len(pairs)
-            print(f'[{k + 1}/{len(jobs)}] {repo}: {len(pairs)} pairs ({n} in all)', file=sys.stderr, flush=True)
+            print(f'[{k + 1}/{len(jobs)}] {repo}: {len(pairs)} {what} ({n} in all)', file=sys.stderr, flush=True)
+    with open(tmp, 'w') as out:
         for repo in sorted(results):
             for p in results[repo]:
                 out.write(json.dumps(p) + '\n')
-    os.replace(tmp, a.out)
-    print(f'{n} pairs -> {a.out}', file=sys.stderr)
+    os.replace(tmp, path)
+    print(f'{n} {what} -> {path}', file=sys.stderr)
 
 
 if __name__ == '__main__':
