@@ -25,7 +25,7 @@
 //! sorted tokens and per-thread regexes are about 25 MB for o200k, held
 //! for the life of the app otherwise). `byte_pair_split` merges in
 //! quadratic time, harmless below [`HUGE_PIECE`] bytes; a piece that long
-//! (a run of 4 KB of letters, spaces or punctuation) is counted by a
+//! (a run of 1 KB of letters, spaces or punctuation) is counted by a
 //! `CoreBPE` built the first time one is seen, whose merge uses a heap.
 //!
 //! The split runs on `regex-automata`'s meta regex with a lazy DFA cache
@@ -93,7 +93,11 @@ const QWEN35_SPLIT: &str = concat!(
 );
 
 /// Pieces this long or longer are counted by tiktoken-rs itself.
-const HUGE_PIECE: usize = 4096;
+const HUGE_PIECE: usize = 1024;
+
+/// Only shorter pieces' counts are memoised, which bounds a memo's keys
+/// to a few MB whatever the text.
+const MEMO_PIECE: usize = 100;
 
 /// Merged pieces per generation of one thread's memo, per encoding.
 const MEMO_PIECES: usize = 50_000;
@@ -267,12 +271,14 @@ impl Counter {
             0
         } else if bytes.len() == 1 || self.ranks.contains_key(bytes) {
             1
-        } else if bytes.len() < HUGE_PIECE {
+        } else if bytes.len() < MEMO_PIECE {
             *merged.get_or_insert_with(
                 bytes,
                 |b| b.into(),
                 || tiktoken_rs::byte_pair_split(bytes, &self.ranks).len(),
             )
+        } else if bytes.len() < HUGE_PIECE {
+            tiktoken_rs::byte_pair_split(bytes, &self.ranks).len()
         } else {
             match self.huge() {
                 Some(bpe) => bpe.encode_ordinary(piece).len(),
