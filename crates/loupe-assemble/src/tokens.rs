@@ -231,19 +231,18 @@ pub fn trim_to_tokens(encoding: Encoding, text: &str, max: usize) -> &str {
     }
     // Cut where the raw text's tokens say; `count` (which may normalize
     // first, for Qwen) has the last word.
-    let slow = match tokenizer {
-        Tokenizer::Slow(bpe) => Some((bpe, bpe.encode_ordinary(text))),
-        Tokenizer::Fast(_) => None,
+    let slow_tokens = match tokenizer {
+        Tokenizer::Slow(bpe) => bpe.encode_ordinary(text),
+        Tokenizer::Fast(_) => Vec::new(),
     };
     let mut keep = max;
     loop {
         // The bytes of the first `keep` tokens of `text`.
-        let end = match (tokenizer, &slow) {
-            (Tokenizer::Fast(counter), _) => counter.prefix_end(text, keep),
-            (_, Some((bpe, tokens))) => bpe
-                .decode_bytes(&tokens[..keep.min(tokens.len())])
+        let end = match tokenizer {
+            Tokenizer::Fast(counter) => counter.prefix_end(text, keep),
+            Tokenizer::Slow(bpe) => bpe
+                .decode_bytes(&slow_tokens[..keep.min(slow_tokens.len())])
                 .map_or(0, |b| b.len()),
-            (Tokenizer::Slow(_), None) => 0,
         };
         let prefix = floor_char_boundary(text, end);
         // Re-encoding a prefix cut inside a pre-token can, rarely, take one
