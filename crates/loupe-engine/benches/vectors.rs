@@ -55,7 +55,7 @@ fn main() {
         let mut times = Vec::new();
         for (_, q) in &queries {
             let t = Instant::now();
-            let hits = index.search(q, K, &live);
+            let hits = index.search(q, K, &live).expect("search");
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             assert_eq!(hits.len(), K);
         }

@@ -834,13 +834,19 @@ impl Project {
 
     /// Drop the held index's points whose chunks are gone (see
     /// `VectorGaps::mostly_dead`): the live points keep their rows, so
-    /// nothing is read from the catalog or embedded again.
+    /// nothing is read from the catalog or embedded again. When the rows
+    /// file cannot be read back, the index stays as it was, tombstones
+    /// and all, and the next save says why.
     pub(crate) fn compact_held_vectors(&self) {
         let live = Arc::clone(&lock(&self.live));
         tokio::task::block_in_place(|| {
             if let Some(index) = lock_mut(&self.vectors).as_mut() {
-                index.retain(|id| live.contains(&id));
-                self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
+                match index.retain(|id| live.contains(&id)) {
+                    Ok(()) => {
+                        self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(err) => tracing::warn!(%err, "the vector index keeps its tombstones"),
+                }
             }
         })
     }
