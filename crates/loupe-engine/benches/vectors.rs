@@ -1,4 +1,6 @@
-//! Vector search: every point scored (int8 rows, both cores), at the sizes
+//! Vector search: every point's int4 code scored (both cores), the best
+//! 5 × k rescored from their int8 rows (in memory here: the index is not
+//! saved; a saved one reads them from its file), at the sizes
 //! of tokio (6,800 chunks), a mid-sized repository and the `cargo vendor`
 //! corpus (544,000). Random unit vectors of the code model's 256
 //! dimensions; the insert time, and the median and p95 of 201 queries.
