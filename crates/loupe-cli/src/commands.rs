@@ -365,7 +365,7 @@ async fn search(cli: &Cli, path: &Path, question: &str, limit: usize, json: bool
     let retrieved = project.retrieve_noting(&query).await?;
     if let Some(why) = &retrieved.vectors_failed {
         eprintln!(
-            "warning: searched without vectors: the embedder failed on this question ({why})"
+            "warning: searched without vectors: the vector search failed on this question ({why})"
         );
     }
     let candidates = retrieved.candidates;

@@ -177,7 +177,7 @@ pub struct SignalsUsed {
     /// are off (no embedder).
     pub vectors: Option<(u64, u64)>,
     /// Why the vectors were not searched for this question although they
-    /// are on (the embedder failed on it).
+    /// are on (the embedder failed on it, or the rows file could not be read).
     pub vectors_failed: Option<String>,
     /// Files read by a scan for the question's words, when the answer came
     /// from one ([`Unindexed::Scan`]): no index existed yet.
@@ -495,7 +495,7 @@ impl Project {
                 .push(format!("partial index: {}", cache.signals.describe()));
         } else if let Some(why) = &cache.signals.vectors_failed {
             assembly.report.warnings.push(format!(
-                "answered without vectors: the embedder failed on this question ({why})"
+                "answered without vectors: the vector search failed on this question ({why})"
             ));
         } else if cache.signals.vectors_partial() {
             // The prompt came from a partial index: the user should know.

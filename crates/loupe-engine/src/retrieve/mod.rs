@@ -193,9 +193,9 @@ fn sort_interim(candidates: &mut [Candidate]) {
 pub struct Retrieved {
     /// Candidates, best first by [`interim_score`].
     pub candidates: Vec<Candidate>,
-    /// Why the question could not be embedded (an HTTP embedder down, a
-    /// model that failed), when it could not: the candidates came from the
-    /// other signals.
+    /// Why the vector search failed, when it did (an HTTP embedder down, a
+    /// model that failed on the question, a rows file that could not be
+    /// read): the candidates came from the other signals.
     pub vectors_failed: Option<String>,
     /// Wall time of each step, in order: `bm25`, `history`, `symbols`,
     /// `mentions`, `vectors` (the wait for the vector search, which started

@@ -52,9 +52,9 @@ impl Project {
 
 impl VectorSearch {
     /// Wait for the search and add its neighbours to `g`. An embedder that
-    /// fails on the question costs the vectors, not the question: the
-    /// failure is returned for the caller to report, and the other signals
-    /// answer.
+    /// fails on the question, or rows that cannot be read, cost the
+    /// vectors, not the question: the failure is returned for the caller
+    /// to report, and the other signals answer.
     pub(super) async fn finish(self, g: &mut Gathered) -> Option<String> {
         let handle = self.0?;
         let searched = handle
@@ -70,7 +70,7 @@ impl VectorSearch {
                 None
             }
             Err(err) => {
-                tracing::warn!(%err, "the question could not be embedded: answering without vectors");
+                tracing::warn!(%err, "the vector search failed: answering without vectors");
                 Some(err.to_string())
             }
         }
