@@ -1,5 +1,5 @@
 //! How much of the exact answer the vector search's two passes find: the
-//! sign codes keep `R` points, their int8 rows are scored exactly, and the
+//! int4 codes keep `R` points, their int8 rows are scored exactly, and the
 //! best `k` are returned. For questions embedded by the code model, the
 //! share of the exact top `k` (every point scored) each `R` finds, and
 //! the median milliseconds of a search. Prints one JSON line per `R`.
