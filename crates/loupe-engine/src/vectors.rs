@@ -172,7 +172,6 @@ static NIBBLE: [u8; 256] = {
 /// the row's scale, so `scale · Σ q·n` ranks points as their rows would
 /// (within a rounding step per coordinate); and the points' chunk ids.
 /// 132 bytes a point at 256 dimensions, against the rows' 268.
-#[derive(Default)]
 struct Codes {
     len: usize,
     bytes: Vec<u8>,
@@ -343,38 +342,13 @@ mod avx2 {
     }
 }
 
-/// A point the first pass keeps: its int4 score, its chunk id and where
-/// its record is. Ordered best first: higher score, then lower chunk id,
-/// so "greater" is "worse", a max-heap keeps the worst on top, and which
-/// points are kept does not depend on where they are.
-#[derive(Clone, Copy, Debug)]
+/// A point the first pass keeps: its chunk id with its int4 score, as a
+/// [`Hit`] (so ordered best first, ties by chunk id: which points are
+/// kept does not depend on where they are), and where its record is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Candidate {
-    score: f32,
-    id: ChunkId,
+    hit: Hit,
     at: usize,
-}
-
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Candidate {}
-
-impl Ord for Candidate {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other
-            .score
-            .total_cmp(&self.score)
-            .then(self.id.cmp(&other.id))
-    }
-}
-
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
 }
 
 /// The first pass over one block of codes, as a SIMD operation (a closure
@@ -406,8 +380,7 @@ impl<D: CodeDot> pulp::NullaryFnOnce for Coarse<'_, D> {
             .zip(self.ids);
         for (j, ((code, &scale), &id)) in points.enumerate() {
             let c = Candidate {
-                score: (self.kernel.dot(code) - self.offset) as f32 * scale,
-                id,
+                hit: Hit(id, (self.kernel.dot(code) - self.offset) as f32 * scale),
                 at: self.first + j,
             };
             if self.heap.len() < self.keep {
@@ -683,7 +656,7 @@ impl VectorIndex {
         let wide = self.scan(q8, keep.saturating_mul(2), &|_| true);
         let mut kept: Vec<Candidate> = wide
             .iter()
-            .filter(|c| live(c.id))
+            .filter(|c| live(c.hit.0))
             .take(keep)
             .copied()
             .collect();
@@ -788,7 +761,7 @@ impl VectorIndex {
                 }
             };
             let (id, scale, row) = fields(bytes);
-            if id != c.id {
+            if id != c.hit.0 {
                 return Err(Error::Vectors(
                     "the vector rows file changed on disk; reopen the project to rebuild it".into(),
                 ));
