@@ -71,4 +71,10 @@ python3 tools/train/train_vectors.py --pairs "$DATA/pairs.jsonl" --seed "$SEED" 
   --out crates/loupe-engine/assets/code-vectors.bin \
   --probes crates/loupe-engine/assets/code-vectors.probe.json \
   --report "$DATA/vectors-report.json"
+# The engine names the shipped model by this hash without reading the file
+# at start (`SHIPPED_HASH` in embed/code.rs; a unit test checks it).
+python3 -c "import blake3" 2>/dev/null || pip install -q blake3
+HASH=$(python3 -c "import blake3, sys; print(blake3.blake3(open(sys.argv[1], 'rb').read()).hexdigest()[:16])" \
+  crates/loupe-engine/assets/code-vectors.bin)
+sed -i "s/^const SHIPPED_HASH: &str = \".*\";/const SHIPPED_HASH: \&str = \"$HASH\";/" crates/loupe-engine/src/embed/code.rs
 stamp "done: crates/loupe-assemble/assets/ranker.json, crates/loupe-engine/assets/code-vectors.bin"

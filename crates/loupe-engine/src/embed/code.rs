@@ -43,6 +43,13 @@ use std::collections::HashMap;
 /// The shipped model file (see the module doc for its layout).
 const SHIPPED: &[u8] = include_bytes!("../../assets/code-vectors.bin");
 
+/// The first 16 hex digits of [`SHIPPED`]'s blake3 hash, which name the
+/// model (its [`Embedder::model_id`]). Recorded rather than computed at
+/// start: hashing the file would page all 16 MB of it into the process,
+/// where they would stay resident, while a question reads only the rows of
+/// its own words. A unit test checks it against the file.
+const SHIPPED_HASH: &str = "eeb09aa1d2a623d7";
+
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"LPCODEV1";
 
@@ -145,18 +152,21 @@ pub struct CodeModel {
 impl CodeModel {
     /// The model compiled into the binary.
     pub fn shipped() -> Result<Self> {
-        Self::decode(SHIPPED, Cow::Borrowed)
+        Self::decode(SHIPPED, SHIPPED_HASH, Cow::Borrowed)
     }
 
     /// Decode a model file, checking every length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Self::decode(bytes, |rows| Cow::Owned(rows.to_vec()))
+        let hash = blake3::hash(bytes).to_hex();
+        Self::decode(bytes, &hash[..16], |rows| Cow::Owned(rows.to_vec()))
     }
 
-    /// Decode `bytes`; `keep` turns the coordinates' bytes into the
-    /// model's own (borrowed when they live as long as the program).
+    /// Decode `bytes`, whose hash (16 hex digits) is `hash`; `keep` turns
+    /// the coordinates' bytes into the model's own (borrowed when they live
+    /// as long as the program).
     fn decode<'a>(
         bytes: &'a [u8],
+        hash: &str,
         keep: impl FnOnce(&'a [u8]) -> Cow<'static, [u8]>,
     ) -> Result<Self> {
         let bad = |what: &str| Error::Embed(format!("code vectors file: {what}"));
@@ -205,13 +215,12 @@ impl CodeModel {
                 return Err(bad("a word appears twice"));
             }
         }
-        let hash = blake3::hash(bytes).to_hex();
         Ok(Self {
             dim,
             index,
             quantized: keep(quantized),
             scales,
-            id: format!("loupe-code:{}/w{WORDS_VERSION}", &hash[..16]),
+            id: format!("loupe-code:{hash}/w{WORDS_VERSION}"),
         })
     }
 
@@ -297,6 +306,18 @@ impl Embedder for CodeEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recorded_hash_is_the_shipped_files() {
+        let hash = blake3::hash(SHIPPED).to_hex();
+        assert_eq!(
+            SHIPPED_HASH,
+            &hash[..16],
+            "assets/code-vectors.bin changed: set SHIPPED_HASH to its hash"
+        );
+        let model = CodeModel::shipped().unwrap();
+        assert_eq!(model.id, CodeModel::from_bytes(SHIPPED).unwrap().id);
+    }
 
     fn words(text: &str) -> Vec<String> {
         let mut out = Vec::new();
