@@ -37,6 +37,7 @@ pub mod assembler;
 pub mod catalog;
 pub mod change;
 pub mod chunk;
+pub mod chunk_set;
 pub mod diagnostic;
 pub mod embed;
 mod error;

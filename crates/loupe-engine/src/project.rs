@@ -23,6 +23,7 @@ pub(crate) use write::{ReadOutcome, read_and_chunk};
 
 use crate::catalog::{Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging};
 use crate::chunk::{ChunkConfig, chunk_file};
+use crate::chunk_set::ChunkSet;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::embed::{Embedder, embed_text};
 use crate::error::panic_message;
@@ -278,7 +279,7 @@ pub struct Project {
     /// Shared with the blocking task that scans it while a question's
     /// other signals are gathered (`retrieve::vectors`).
     pub(crate) vectors: Arc<RwLock<Option<VectorIndex>>>,
-    pub(crate) live: RwLock<Arc<HashSet<ChunkId>>>,
+    pub(crate) live: RwLock<Arc<ChunkSet>>,
     /// Every indexed path, sorted: path mentions and primers are matched
     /// against it on every question.
     pub(crate) paths: RwLock<Arc<BTreeSet<String>>>,
@@ -514,7 +515,7 @@ impl Project {
             catalog,
             lexical,
             vectors: Arc::new(RwLock::new(None)),
-            live: RwLock::new(Arc::new(HashSet::new())),
+            live: RwLock::new(Arc::new(ChunkSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
             committing: tokio::sync::RwLock::new(()),
@@ -639,7 +640,7 @@ impl Project {
 
     /// Reload the in-memory live-id set and path list from the catalog.
     async fn refresh_memory(&self) -> Result<()> {
-        let live: HashSet<ChunkId> = self.catalog.chunk_ids().await?.into_iter().collect();
+        let live: ChunkSet = self.catalog.chunk_ids().await?.into_iter().collect();
         *lock_mut(&self.live) = Arc::new(live);
         let paths: BTreeSet<String> = self.catalog.paths().await?.into_iter().collect();
         *lock_mut(&self.paths) = Arc::new(paths);
@@ -655,7 +656,7 @@ impl Project {
         let mut guard = lock_mut(&self.live);
         let live = Arc::make_mut(&mut guard);
         for id in &applied.removed_ids {
-            live.remove(id);
+            live.remove(*id);
         }
         live.extend(applied.inserted.iter().copied());
         drop(guard);
@@ -841,7 +842,7 @@ impl Project {
         let live = Arc::clone(&lock(&self.live));
         tokio::task::block_in_place(|| {
             if let Some(index) = lock_mut(&self.vectors).as_mut() {
-                match index.retain(|id| live.contains(&id)) {
+                match index.retain(|id| live.contains(id)) {
                     Ok(()) => {
                         self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
                     }

@@ -26,7 +26,7 @@ pub(crate) struct Snapshot {
     /// The catalog generation answers come from.
     pub(crate) generation: u64,
     /// Live chunk ids (vector hits outside it are dropped).
-    pub(crate) live: Arc<HashSet<ChunkId>>,
+    pub(crate) live: Arc<ChunkSet>,
     /// Every indexed path, sorted (mentions, pins, primers).
     pub(crate) paths: Arc<BTreeSet<String>>,
     /// The commit history retrieval uses, if any.
@@ -125,7 +125,7 @@ impl Project {
         // Every vector id against the live set: half a million lookups on
         // a large project, once per index change rather than per question.
         let with = match lock(&self.vectors).as_ref() {
-            Some(v) => v.ids().iter().filter(|id| live.contains(id)).count() as u64,
+            Some(v) => v.ids().iter().filter(|id| live.contains(**id)).count() as u64,
             None => 0,
         };
         let value = (with, live.len() as u64);
@@ -183,7 +183,7 @@ impl Project {
 /// vector index's epoch.
 #[derive(Debug, Default)]
 pub(super) struct CoverageMemo {
-    live: std::sync::Weak<HashSet<ChunkId>>,
+    live: std::sync::Weak<ChunkSet>,
     epoch: u64,
     value: (u64, u64),
 }

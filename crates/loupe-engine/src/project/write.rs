@@ -526,15 +526,11 @@ impl Project {
         let live = Arc::clone(&lock(&self.live));
         let guard = lock(&self.vectors);
         let index = guard.as_ref().filter(|v| v.model() == model)?;
-        let mut missing: Vec<ChunkId> = live
-            .iter()
-            .filter(|id| !index.contains(**id))
-            .copied()
-            .collect();
+        let mut missing: Vec<ChunkId> = live.iter().filter(|id| !index.contains(*id)).collect();
         missing.sort_unstable();
         Some(VectorGaps {
             missing,
-            dead: index.ids().iter().filter(|id| !live.contains(id)).count(),
+            dead: index.ids().iter().filter(|id| !live.contains(**id)).count(),
             points: index.points(),
         })
     }
@@ -658,7 +654,7 @@ impl Project {
         let (ids, mut building) = match self.extendable(gaps) {
             Some(gaps) => (gaps.missing, None),
             None => {
-                let mut ids: Vec<ChunkId> = lock(&self.live).iter().copied().collect();
+                let mut ids: Vec<ChunkId> = lock(&self.live).iter().collect();
                 ids.sort_unstable();
                 let index = VectorIndex::new(embedder.model_id(), embedder.dim(), ids.len());
                 (ids, Some(index))

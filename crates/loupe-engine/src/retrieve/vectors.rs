@@ -45,7 +45,7 @@ impl Project {
             let Some(q) = q.first() else {
                 return Ok(Vec::new());
             };
-            index.search(q, k, &|id| live.contains(&id))
+            index.search(q, k, &|id| live.contains(id))
         })))
     }
 }
