@@ -407,8 +407,11 @@ pub struct VectorIndex {
     /// Every point's code, in record order: the rows file's points, then
     /// the tail's.
     codes: Codes,
-    /// The points' chunk ids, sorted.
-    ids: Vec<ChunkId>,
+    /// The points' chunk ids sorted, when the codes' record order is not
+    /// (only points inserted out of order make it so: a new chunk's id is
+    /// larger than every older one's). `None` the rest of the time, so the
+    /// ids are not held twice.
+    sorted: Option<Vec<ChunkId>>,
     /// The records after the rows file's: a delta's, then the points
     /// inserted since, in insertion order. Every record when there is no
     /// rows file.
@@ -434,7 +437,7 @@ impl std::fmt::Debug for VectorIndex {
         f.debug_struct("VectorIndex")
             .field("model", &self.model)
             .field("dim", &self.dim)
-            .field("points", &self.ids.len())
+            .field("points", &self.points())
             .field("on_disk", &self.base.as_ref().map_or(0, |b| b.points))
             .finish()
     }
@@ -488,7 +491,7 @@ impl VectorIndex {
             dim,
             codes: Codes::with_capacity(dim, capacity),
             tail: Vec::with_capacity(capacity.saturating_mul(record_len(dim))),
-            ids: Vec::with_capacity(capacity),
+            sorted: None,
             base: None,
         }
     }
@@ -500,17 +503,17 @@ impl VectorIndex {
 
     /// Points in the index, tombstones included.
     pub fn points(&self) -> usize {
-        self.ids.len()
+        self.codes.ids.len()
     }
 
     /// Chunk ids in the index, tombstones included, sorted.
     pub fn ids(&self) -> &[ChunkId] {
-        &self.ids
+        self.sorted.as_deref().unwrap_or(&self.codes.ids)
     }
 
     /// Whether chunk `id` has a point in the index.
     pub fn contains(&self, id: ChunkId) -> bool {
-        self.ids.binary_search(&id).is_ok()
+        self.ids().binary_search(&id).is_ok()
     }
 
     /// Records held in memory rather than read from the rows file.
@@ -531,7 +534,7 @@ impl VectorIndex {
         fresh.dedup_by_key(|(id, _)| *id);
         let mut unit = Vec::with_capacity(self.dim);
         let mut row = Vec::with_capacity(self.dim);
-        let before = self.ids.len();
+        let before = self.points();
         for (id, v) in fresh {
             unit.clear();
             unit.extend_from_slice(v);
@@ -545,10 +548,9 @@ impl VectorIndex {
             let start = self.tail.len();
             self.tail.extend(row.iter().map(|x| x.to_le_bytes()[0]));
             self.codes.push(*id, scale, &self.tail[start..]);
-            self.ids.push(*id);
         }
-        if before > 0 && self.ids.len() > before {
-            self.ids.sort_unstable();
+        if self.points() > before {
+            self.sorted = sorted_copy(&self.codes.ids);
         }
     }
 
@@ -569,8 +571,7 @@ impl VectorIndex {
     /// index held; no rows file backs it.
     fn hold_in_memory(&mut self, records: Vec<u8>) {
         self.codes = Codes::of(&records, self.dim);
-        self.ids = self.codes.ids.clone();
-        self.ids.sort_unstable();
+        self.sorted = sorted_copy(&self.codes.ids);
         self.tail = records;
         self.base = None;
     }
@@ -623,7 +624,7 @@ impl VectorIndex {
         live: &(dyn Fn(ChunkId) -> bool + Sync),
         rescored: usize,
     ) -> Result<Vec<(ChunkId, f32)>> {
-        if self.ids.is_empty() || query.len() != self.dim || k == 0 {
+        if self.points() == 0 || query.len() != self.dim || k == 0 {
             return Ok(Vec::new());
         }
         let mut q = query.to_vec();
@@ -632,7 +633,7 @@ impl VectorIndex {
         }
         let mut q8 = Vec::with_capacity(self.dim);
         let q_scale = quantize(&q, &mut q8);
-        let keep = rescored.max(k).min(self.ids.len());
+        let keep = rescored.max(k).min(self.points());
         let candidates = self.coarse(&q8, keep, live);
         self.rescore(candidates, &q8, q_scale, k)
     }
@@ -660,7 +661,7 @@ impl VectorIndex {
             .take(keep)
             .copied()
             .collect();
-        if kept.len() < keep && wide.len() < self.ids.len() {
+        if kept.len() < keep && wide.len() < self.points() {
             kept = self.scan(q8, keep, live);
         }
         kept.sort_unstable_by_key(|c| c.at);
@@ -780,8 +781,7 @@ impl VectorIndex {
     pub fn save(&mut self, dir: &Path, generation: u64) -> Result<()> {
         match self.base.clone() {
             Some(base)
-                if (self.ids.len() - base.points) as f64
-                    <= MAX_DELTA_SHARE * base.points as f64
+                if (self.points() - base.points) as f64 <= MAX_DELTA_SHARE * base.points as f64
                     && self.rows_in(dir).as_deref() == Some(base.digest.as_str()) =>
             {
                 self.save_delta(dir, generation, &base)
@@ -816,7 +816,7 @@ impl VectorIndex {
             generation,
             model: self.model.clone(),
             dim: self.dim,
-            points: self.ids.len(),
+            points: self.points(),
             files: vec![
                 (ROWS_FILE.to_owned(), base.digest.clone()),
                 (name.clone(), sum),
@@ -857,7 +857,7 @@ impl VectorIndex {
         let in_order = records
             .chunks_exact(len)
             .map(|r| fields(r).0)
-            .eq(self.ids.iter().copied());
+            .eq(self.ids().iter().copied());
         if !in_order {
             let mut sorted: Vec<&[u8]> = records.chunks_exact(len).collect();
             sorted.sort_by_key(|r| fields(r).0);
@@ -872,7 +872,7 @@ impl VectorIndex {
             generation,
             model: self.model.clone(),
             dim: self.dim,
-            points: self.ids.len(),
+            points: self.points(),
             files: vec![(ROWS_FILE.to_owned(), sum.clone())],
         };
         let json = serde_json::to_vec(&manifest).map_err(|e| Error::Vectors(e.to_string()))?;
@@ -888,7 +888,7 @@ impl VectorIndex {
         }
         self.tail = Vec::new();
         self.base = Some(Base {
-            points: self.ids.len(),
+            points: self.points(),
             digest: sum,
             file: Arc::new(file),
         });
@@ -939,18 +939,18 @@ impl VectorIndex {
         if codes.ids.len() != manifest.points {
             return Ok(None);
         }
-        let mut ids = codes.ids.clone();
-        if on_disk < ids.len() {
-            ids.sort_unstable();
-            if ids.windows(2).any(|w| w[0] == w[1]) {
-                return Ok(None);
-            }
+        let sorted = sorted_copy(&codes.ids);
+        if sorted
+            .as_ref()
+            .is_some_and(|ids| ids.windows(2).any(|w| w[0] == w[1]))
+        {
+            return Ok(None);
         }
         Ok(Some(VectorIndex {
             model: manifest.model,
             dim: manifest.dim,
             codes,
-            ids,
+            sorted,
             tail,
             base: Some(Base {
                 points: on_disk,
@@ -959,6 +959,16 @@ impl VectorIndex {
             }),
         }))
     }
+}
+
+/// `ids` sorted, when they are not in strictly rising order already.
+fn sorted_copy(ids: &[ChunkId]) -> Option<Vec<ChunkId>> {
+    if ids.windows(2).all(|w| w[0] < w[1]) {
+        return None;
+    }
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    Some(sorted)
 }
 
 /// [`Codes::of`] records read from a file: `None` unless they are whole
@@ -1135,6 +1145,12 @@ mod tests {
             backward.insert(batch);
         }
         assert_eq!(forward.points(), items.len());
+        // Inserted in rising order, the codes' ids are the sorted list;
+        // out of order, a sorted copy is kept beside them.
+        assert!(forward.sorted.is_none() && backward.sorted.is_some());
+        assert_eq!(forward.ids(), backward.ids());
+        assert!(items.iter().all(|(id, _)| backward.contains(*id)));
+        assert!(!backward.contains(-1) && !backward.contains(items.len() as ChunkId + 1));
         let live = |id: ChunkId| id % 7 != 0;
         let (mut wanted, mut found) = (0, 0);
         for (id, q) in items.iter().step_by(1001) {
