@@ -10,6 +10,13 @@
 //! (the app while the user reads). MSVC targets keep the system allocator
 //! (jemalloc does not build there).
 //!
+//! jemalloc is built with unprefixed symbols (`malloc`, `free`, …), so on
+//! Linux every allocation in the process comes from it, the C code's too:
+//! SQLite's page caches, tree-sitter's trees and, in the app, WebKitGTK's
+//! GLib allocations, which glibc's malloc kept after they were freed just
+//! as it kept Rust's. Apple targets keep the prefix (there `malloc` is
+//! the system's zone allocator and C code keeps using it).
+//!
 //! Each binary names it once:
 //! `#[global_allocator] static ALLOC: loupe_engine::alloc::Allocator = loupe_engine::alloc::Allocator;`
 //! and calls [`return_freed_memory`] first thing in `main`.
