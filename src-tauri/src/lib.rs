@@ -118,7 +118,10 @@ pub fn run() {
         .setup(|app| {
             use tauri::Manager;
             match app.get_webview_window("main") {
-                Some(window) => page::reload_when_it_dies(&window),
+                Some(window) => {
+                    page::choose_compositing(&window);
+                    page::reload_when_it_dies(&window);
+                }
                 None => tracing::warn!("no main window to watch the page of"),
             }
             Ok(())

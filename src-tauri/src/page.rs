@@ -12,6 +12,13 @@
 //! process and lose nothing; the page starts over from its first screen.
 //! After [`MAX_RELOADS`] deaths it stops trying and says so in the log,
 //! rather than loop.
+//!
+//! The page is not composited at all where there is no GPU device
+//! ([`composite_on_gpu`]): there WebKit's compositor draws every frame with
+//! Mesa's software rasterizer, and a frame is the whole window. While the
+//! vendor corpus indexed, the page's process took 35-70 % of a core that
+//! way (its `llvmpipe` threads), 1.5 % painting on the CPU, which redraws
+//! only what changed; the index took longer by as much.
 
 /// Page deaths the app reloads after; past this the window stays as it is.
 pub const MAX_RELOADS: u32 = 3;
@@ -39,6 +46,58 @@ pub fn on_page_death(asked: bool, deaths: u32) -> OnPageDeath {
         OnPageDeath::GiveUp
     }
 }
+
+/// Whether the page is composited (drawn through GL): as `setting` says
+/// (`LOUPE_COMPOSITING`: `on` or `off`), else only when the machine has a
+/// GPU device (`gpu`). Without one, GL is Mesa's software rasterizer.
+pub fn composite_on_gpu(setting: Option<&str>, gpu: bool) -> bool {
+    match setting.map(str::trim) {
+        Some(s) if s.eq_ignore_ascii_case("on") => true,
+        Some(s) if s.eq_ignore_ascii_case("off") => false,
+        _ => gpu,
+    }
+}
+
+/// Whether this machine has a GPU device the webview's GL could use: a DRM
+/// node (`/dev/dri/card*`, `/dev/dri/renderD*`) or NVIDIA's own device.
+#[cfg(target_os = "linux")]
+fn has_gpu_device() -> bool {
+    let drm = std::fs::read_dir("/dev/dri").is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("card") || name.starts_with("renderD")
+        })
+    });
+    drm || std::path::Path::new("/dev/nvidia0").exists()
+}
+
+/// Paint `window`'s page on the CPU unless [`composite_on_gpu`] says to
+/// composite it (see the module's doc).
+#[cfg(target_os = "linux")]
+pub fn choose_compositing<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
+    let setting = std::env::var("LOUPE_COMPOSITING").ok();
+    if composite_on_gpu(setting.as_deref(), has_gpu_device()) {
+        return;
+    }
+    tracing::info!(
+        "no GPU device: the page paints on the CPU, not composited in software \
+         (LOUPE_COMPOSITING=on composites it anyway)"
+    );
+    let set = window.with_webview(|platform| {
+        use webkit2gtk::{HardwareAccelerationPolicy, SettingsExt, WebViewExt};
+        if let Some(settings) = WebViewExt::settings(&platform.inner()) {
+            settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+        }
+    });
+    if let Err(e) = set {
+        tracing::warn!("cannot turn the page's compositing off: {e}");
+    }
+}
+
+/// Other platforms' webviews composite on their own terms.
+#[cfg(not(target_os = "linux"))]
+pub fn choose_compositing<R: tauri::Runtime>(_window: &tauri::WebviewWindow<R>) {}
 
 /// Reload `window`'s page when its process dies (see the module's doc).
 #[cfg(target_os = "linux")]
@@ -98,5 +157,16 @@ mod tests {
             assert_eq!(on_page_death(false, deaths), OnPageDeath::Reload);
         }
         assert_eq!(on_page_death(false, MAX_RELOADS + 1), OnPageDeath::GiveUp);
+    }
+
+    #[test]
+    fn the_page_is_composited_only_with_a_gpu_unless_told() {
+        assert!(composite_on_gpu(None, true));
+        assert!(!composite_on_gpu(None, false));
+        assert!(composite_on_gpu(Some(" ON "), false));
+        assert!(!composite_on_gpu(Some("off"), true));
+        // Anything else is no setting.
+        assert!(composite_on_gpu(Some("maybe"), true));
+        assert!(!composite_on_gpu(Some(""), false));
     }
 }
