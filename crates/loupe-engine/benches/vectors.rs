@@ -1,9 +1,11 @@
 //! Vector search: every point's int4 code scored (both cores), the best
-//! 5 × k rescored from their int8 rows (in memory here: the index is not
-//! saved; a saved one reads them from its file), at the sizes
-//! of tokio (6,800 chunks), a mid-sized repository and the `cargo vendor`
-//! corpus (544,000). Random unit vectors of the code model's 256
-//! dimensions; the insert time, and the median and p95 of 201 queries.
+//! 5 × k rescored from their int8 rows, at the sizes of tokio (6,800
+//! chunks), a mid-sized repository and the `cargo vendor` corpus
+//! (544,000). Random unit vectors of the code model's 256 dimensions; the
+//! insert time, and the median and p95 of 201 queries, first on the index
+//! as built (codes and rows in memory), then on it saved and loaded back
+//! (codes and rows read from their files, as an open project's are; the
+//! files are in the page cache, having just been written and read).
 //!
 //! Run: `cargo bench -p loupe-engine --bench vectors`
 
@@ -54,16 +56,27 @@ fn main() {
         let live: std::collections::HashSet<i64> =
             (1..=n as i64).filter(|id| id % 50 != 0).collect();
         let live = |id: i64| live.contains(&id);
-        let mut times = Vec::new();
-        for (_, q) in &queries {
-            let t = Instant::now();
-            let hits = index.search(q, K, &live).expect("search");
-            times.push(t.elapsed().as_secs_f64() * 1000.0);
-            assert_eq!(hits.len(), K);
-        }
-        let (p50, p95) = quantiles(times);
+        let search = |index: &VectorIndex| {
+            let mut times = Vec::new();
+            for (_, q) in &queries {
+                let t = Instant::now();
+                let hits = index.search(q, K, &live).expect("search");
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                assert_eq!(hits.len(), K);
+            }
+            quantiles(times)
+        };
+        let (p50, p95) = search(&index);
+        let dir = tempfile::tempdir().expect("temp dir");
+        index.save(dir.path(), 1).expect("save");
+        drop(index);
+        let saved = VectorIndex::load(dir.path(), 1, "bench")
+            .expect("load")
+            .expect("intact");
+        let (saved_p50, saved_p95) = search(&saved);
         println!(
-            "{n:>7} points: inserted in {insert:.2} s; search p50 {p50:.2} ms, p95 {p95:.2} ms"
+            "{n:>7} points: inserted in {insert:.2} s; search p50 {p50:.2} ms, p95 {p95:.2} ms; \
+             saved: p50 {saved_p50:.2} ms, p95 {saved_p95:.2} ms"
         );
     }
 }

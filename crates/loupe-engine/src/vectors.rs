@@ -8,8 +8,12 @@
 //! row's 268), on all cores, and keeps the [`rescored`] best live points;
 //! the second scores those exactly from their int8 rows. The rows of a
 //! saved index stay in its file and are read back only for the second
-//! pass, so an open index holds half its rows' size (the `cargo vendor`
-//! corpus: 57 MB of codes where the rows are 116 MB). Which points the
+//! pass; their codes stay in a codes file beside it and are read a block
+//! at a time by the first. An open index holds its points' ids and scales
+//! (12 bytes a point) and what was added since it was saved: on the
+//! `cargo vendor` corpus 5 MB between questions, where holding the codes
+//! took 57 MB, for a read of the codes file's 55 MB (from the page cache
+//! once the file has been read) each question. Which points the
 //! first pass keeps depends only on the points and the question (ties go
 //! by chunk id), so the answer is the same however and in whatever order
 //! the index was built; an index of at most that many points is
@@ -54,6 +58,9 @@ use std::sync::Arc;
 pub const MAX_DEAD_FRACTION: f64 = 0.3;
 /// The array's file: the records of [`VectorIndex`], in chunk-id order.
 const ROWS_FILE: &str = "chunks.i8";
+/// The rows file's int4 codes ([`Codes`]), in the same order: what a
+/// search's first pass reads.
+const CODES_FILE: &str = "chunks.i4";
 /// Manifest written last into a dump directory.
 const MANIFEST: &str = "manifest.json";
 /// Delta files are named `delta.<generation>.<digest prefix>.i8`.
@@ -172,6 +179,12 @@ static NIBBLE: [u8; 256] = {
 /// the row's scale, so `scale · Σ q·n` ranks points as their rows would
 /// (within a rounding step per coordinate); and the points' chunk ids.
 /// 132 bytes a point at 256 dimensions, against the rows' 268.
+///
+/// The scales and ids are every point's; `bytes` holds the codes of the
+/// points after the rows file's (every point's when there is none). The
+/// rows file's codes stay in the codes file beside it and are read block
+/// by block during a search, so they are not part of the process between
+/// questions.
 struct Codes {
     len: usize,
     bytes: Vec<u8>,
@@ -196,6 +209,18 @@ impl Codes {
         for record in records.chunks_exact(len) {
             let (id, scale, row) = fields(record);
             codes.push(id, scale, row);
+        }
+        codes
+    }
+
+    /// The ids and scales of `records`, in their order, without codes.
+    fn keys_of(records: &[u8], dim: usize) -> Self {
+        let len = record_len(dim);
+        let mut codes = Self::with_capacity(dim, 0);
+        for record in records.chunks_exact(len) {
+            let (id, scale, _) = fields(record);
+            codes.ids.push(id);
+            codes.scales.push(scale);
         }
         codes
     }
@@ -398,14 +423,16 @@ impl<D: CodeDot> pulp::NullaryFnOnce for Coarse<'_, D> {
 /// An index over unit vectors, as int8 rows: per point its chunk id
 /// (i64), its scale (f32, coordinate `i` is `row[i] * scale`) and `dim`
 /// int8 coordinates, little-endian, one record after another as in its
-/// file. In memory it keeps each point's int4 code ([`Codes`]); the
-/// records of the rows file it was loaded from or saved as stay in that
-/// file and are read back only for a search's candidates.
+/// file. The records of the rows file it was loaded from or saved as
+/// stay in that file and are read back only for a search's candidates;
+/// their int4 codes ([`Codes`]) stay in the codes file beside it, read
+/// once a search. In memory it keeps every point's id and scale, and the
+/// codes and records of the points added since.
 pub struct VectorIndex {
     model: String,
     dim: usize,
-    /// Every point's code, in record order: the rows file's points, then
-    /// the tail's.
+    /// Every point's id and scale, in record order (the rows file's
+    /// points, then the tail's), and the tail's codes.
     codes: Codes,
     /// The points' chunk ids sorted, when the codes' record order is not
     /// (only points inserted out of order make it so: a new chunk's id is
@@ -421,15 +448,19 @@ pub struct VectorIndex {
     base: Option<Base>,
 }
 
-/// The rows file whose records an index reads from disk.
+/// The rows file whose records an index reads from disk, and its codes.
 #[derive(Clone, Debug)]
 struct Base {
     /// Points in it.
     points: usize,
     /// Its blake3 digest, as its manifest names it.
     digest: String,
+    /// The codes file's digest.
+    codes_digest: String,
     /// It, open: a newer dump renamed over it leaves this one readable.
     file: Arc<fs::File>,
+    /// The codes file, open.
+    codes: Arc<fs::File>,
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -634,7 +665,7 @@ impl VectorIndex {
         let mut q8 = Vec::with_capacity(self.dim);
         let q_scale = quantize(&q, &mut q8);
         let keep = rescored.max(k).min(self.points());
-        let candidates = self.coarse(&q8, keep, live);
+        let candidates = self.coarse(&q8, keep, live)?;
         self.rescore(candidates, &q8, q_scale, k)
     }
 
@@ -653,8 +684,8 @@ impl VectorIndex {
         q8: &[i8],
         keep: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
-    ) -> Vec<Candidate> {
-        let wide = self.scan(q8, keep.saturating_mul(2), &|_| true);
+    ) -> Result<Vec<Candidate>> {
+        let wide = self.scan(q8, keep.saturating_mul(2), &|_| true)?;
         let mut kept: Vec<Candidate> = wide
             .iter()
             .filter(|c| live(c.hit.0))
@@ -662,10 +693,10 @@ impl VectorIndex {
             .copied()
             .collect();
         if kept.len() < keep && wide.len() < self.points() {
-            kept = self.scan(q8, keep, live);
+            kept = self.scan(q8, keep, live)?;
         }
         kept.sort_unstable_by_key(|c| c.at);
-        kept
+        Ok(kept)
     }
 
     /// The `keep` live points whose int4 codes score best against the
@@ -673,65 +704,96 @@ impl VectorIndex {
     /// CPU has, chosen at run time (the build targets baseline x86-64,
     /// where the same loop is about half as fast; BENCHMARKS.md): AVX2's
     /// byte multiply-add where there is AVX2, else the plain loop under
-    /// pulp's dispatch.
+    /// pulp's dispatch. The rows file's codes are read from the codes
+    /// file a block at a time into a buffer each thread reuses, so the
+    /// scan holds a few hundred kilobytes of them at once. Fails when the
+    /// codes file cannot be read.
     fn scan(
         &self,
         q8: &[i8],
         keep: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
-    ) -> Vec<Candidate> {
+    ) -> Result<Vec<Candidate>> {
         let query = CodeQuery::new(q8);
         let arch = pulp::Arch::new();
         #[cfg(target_arch = "x86_64")]
         let avx2 = avx2::Avx2::new(&query);
         let codes = &self.codes;
+        let len = codes.len;
+        let on_disk = self.base.as_ref().map_or(0, |b| b.points);
+        let points = self.points();
+        // (first point, points) of each block; no block spans the rows
+        // file's points and the tail's.
+        let blocks: Vec<(usize, usize)> = (0..on_disk)
+            .step_by(SCAN_BLOCK)
+            .map(|first| (first, SCAN_BLOCK.min(on_disk - first)))
+            .chain(
+                (on_disk..points)
+                    .step_by(SCAN_BLOCK)
+                    .map(|first| (first, SCAN_BLOCK.min(points - first))),
+            )
+            .collect();
         // One heap carried across the blocks a thread scans, not one per
         // block: a point is asked whether it is live only once it beats
         // the worst kept so far, and a carried worst rises fast.
-        codes
-            .bytes
-            .par_chunks(SCAN_BLOCK * codes.len)
-            .zip(codes.scales.par_chunks(SCAN_BLOCK))
-            .zip(codes.ids.par_chunks(SCAN_BLOCK))
-            .enumerate()
-            .fold(
-                || BinaryHeap::with_capacity(keep + 1),
-                |mut heap, (block, ((bytes, scales), ids))| {
-                    macro_rules! scan {
-                        ($kernel:expr) => {
-                            Coarse {
-                                kernel: $kernel,
-                                offset: query.offset,
-                                len: codes.len,
-                                bytes,
-                                scales,
-                                ids,
-                                first: block * SCAN_BLOCK,
-                                keep,
-                                heap: &mut heap,
-                                live,
+        blocks
+            .into_par_iter()
+            .try_fold(
+                || (BinaryHeap::with_capacity(keep + 1), Vec::new()),
+                |(mut heap, mut buf), (first, n)| -> Result<_> {
+                    {
+                        let bytes: &[u8] = match &self.base {
+                            Some(base) if first < on_disk => {
+                                buf.resize(n * len, 0);
+                                read_at(&base.codes, &mut buf, (first * len) as u64).map_err(
+                                    |e| Error::Vectors(format!("read the vector codes: {e}")),
+                                )?;
+                                &buf
+                            }
+                            _ => {
+                                let from = (first - on_disk) * len;
+                                codes.bytes.get(from..from + n * len).ok_or_else(|| {
+                                    Error::Vectors(format!("vector point {first} is missing"))
+                                })?
                             }
                         };
+                        macro_rules! scan {
+                            ($kernel:expr) => {
+                                Coarse {
+                                    kernel: $kernel,
+                                    offset: query.offset,
+                                    len,
+                                    bytes,
+                                    scales: &codes.scales[first..first + n],
+                                    ids: &codes.ids[first..first + n],
+                                    first,
+                                    keep,
+                                    heap: &mut heap,
+                                    live,
+                                }
+                            };
+                        }
+                        #[cfg(target_arch = "x86_64")]
+                        if let Some(kernel) = &avx2 {
+                            kernel.vectorize(scan!(kernel));
+                            return Ok((heap, buf));
+                        }
+                        arch.dispatch(scan!(&query));
                     }
-                    #[cfg(target_arch = "x86_64")]
-                    if let Some(kernel) = &avx2 {
-                        kernel.vectorize(scan!(kernel));
-                        return heap;
-                    }
-                    arch.dispatch(scan!(&query));
-                    heap
+                    Ok((heap, buf))
                 },
             )
-            .reduce(BinaryHeap::new, |mut a, b| {
+            .map(|scanned| scanned.map(|(heap, _)| heap))
+            .try_reduce(BinaryHeap::new, |mut a, b| {
                 for c in b {
                     a.push(c);
                     if a.len() > keep {
                         a.pop();
                     }
                 }
-                a
+                Ok(a)
             })
-            .into_sorted_vec()
+            .map(BinaryHeap::into_sorted_vec)
     }
 
     /// The second pass: `candidates` scored from their int8 rows, the best
@@ -795,13 +857,19 @@ impl VectorIndex {
     fn rows_in(&self, dir: &Path) -> Option<String> {
         let manifest: Manifest =
             serde_json::from_slice(&fs::read(dir.join(MANIFEST)).ok()?).ok()?;
-        let (name, sum) = manifest.files.into_iter().next()?;
-        (manifest.model == self.model && manifest.dim == self.dim && name == ROWS_FILE)
+        let mut files = manifest.files.into_iter();
+        let (name, sum) = files.next()?;
+        let (codes, _) = files.next()?;
+        (manifest.model == self.model
+            && manifest.dim == self.dim
+            && name == ROWS_FILE
+            && codes == CODES_FILE)
             .then_some(sum)
     }
 
     /// Write the points added since `base` to a new delta file in `dir`,
-    /// then a manifest naming the rows file and it, renamed over the old
+    /// then a manifest naming the rows and codes files and it, renamed
+    /// over the old
     /// one; older delta files go after that. A crash at any point leaves
     /// the old manifest with the files it names.
     fn save_delta(&self, dir: &Path, generation: u64, base: &Base) -> Result<()> {
@@ -819,6 +887,7 @@ impl VectorIndex {
             points: self.points(),
             files: vec![
                 (ROWS_FILE.to_owned(), base.digest.clone()),
+                (CODES_FILE.to_owned(), base.codes_digest.clone()),
                 (name.clone(), sum),
             ],
         };
@@ -844,8 +913,9 @@ impl VectorIndex {
     /// Write the whole index to `dir` atomically: dump into a sibling
     /// temporary directory, write the manifest last, then swap directories.
     /// Records are written in chunk-id order, so the same points give the
-    /// same file; the index then reads its rows from that file, its new
-    /// base, and keeps only their codes in memory.
+    /// same file, and their codes to a codes file beside it; the index
+    /// then reads its rows and codes from those files, its new base, and
+    /// keeps only the points' ids and scales in memory.
     pub fn save_full(&mut self, dir: &Path, generation: u64) -> Result<()> {
         let tmp = sibling(dir, "tmp");
         let old = sibling(dir, "old");
@@ -864,16 +934,28 @@ impl VectorIndex {
             records = sorted.concat();
         }
         write_synced(&path, &records)?;
-        // Opened before the swap, so it is this dump's file whatever
+        // The codes in memory are every point's, in record order, only
+        // when there is no rows file and nothing was inserted out of order.
+        let rebuilt = (self.base.is_some() || !in_order).then(|| Codes::of(&records, self.dim));
+        let code_bytes = rebuilt.as_ref().map_or(&self.codes.bytes, |c| &c.bytes);
+        let codes_path = tmp.join(CODES_FILE);
+        write_synced(&codes_path, code_bytes)?;
+        let codes_sum = digest(code_bytes);
+        // Opened before the swap, so they are this dump's files whatever
         // another process installs after.
         let file = fs::File::open(&path).map_err(|e| io("open vector rows", &path, e))?;
+        let codes_file =
+            fs::File::open(&codes_path).map_err(|e| io("open vector codes", &codes_path, e))?;
         let sum = digest(&records);
         let manifest = Manifest {
             generation,
             model: self.model.clone(),
             dim: self.dim,
             points: self.points(),
-            files: vec![(ROWS_FILE.to_owned(), sum.clone())],
+            files: vec![
+                (ROWS_FILE.to_owned(), sum.clone()),
+                (CODES_FILE.to_owned(), codes_sum.clone()),
+            ],
         };
         let json = serde_json::to_vec(&manifest).map_err(|e| Error::Vectors(e.to_string()))?;
         write_synced(&tmp.join(MANIFEST), &json)?;
@@ -883,22 +965,26 @@ impl VectorIndex {
         }
         fs::rename(&tmp, dir).map_err(|e| io("install vector index", dir, e))?;
         remove_dir_if_exists(&old)?;
-        if !in_order {
-            self.codes = Codes::of(&records, self.dim);
+        if let Some(codes) = rebuilt {
+            self.codes = codes;
         }
+        self.codes.bytes = Vec::new();
         self.tail = Vec::new();
         self.base = Some(Base {
             points: self.points(),
             digest: sum,
+            codes_digest: codes_sum,
             file: Arc::new(file),
+            codes: Arc::new(codes_file),
         });
         Ok(())
     }
 
     /// Load the index saved in `dir` if it is intact, made for `generation`
     /// and `model`. `Ok(None)` means missing, stale or damaged: rebuild it.
-    /// The rows file is read once, in blocks (its digest checked, its
-    /// codes taken), and kept open for the searches to read from.
+    /// The rows and codes files are read once, in blocks (their digests
+    /// checked, the points' ids and scales taken), and kept open for the
+    /// searches to read from.
     pub fn load(dir: &Path, generation: u64, model: &str) -> Result<Option<Self>> {
         let Ok(bytes) = fs::read(dir.join(MANIFEST)) else {
             return Ok(None);
@@ -909,14 +995,21 @@ impl VectorIndex {
         if manifest.generation != generation || manifest.model != model || manifest.dim == 0 {
             return Ok(None);
         }
-        let (base_sum, delta) = match manifest.files.as_slice() {
-            [(name, sum)] if name == ROWS_FILE => (sum.clone(), None),
-            [(name, sum), (delta, delta_sum)]
+        let (base_sum, codes_sum, delta) = match manifest.files.as_slice() {
+            [(name, sum), (codes, codes_sum)] if name == ROWS_FILE && codes == CODES_FILE => {
+                (sum.clone(), codes_sum.clone(), None)
+            }
+            [(name, sum), (codes, codes_sum), (delta, delta_sum)]
                 if name == ROWS_FILE
+                    && codes == CODES_FILE
                     && delta.starts_with(DELTA_PREFIX)
                     && !delta.contains(['/', '\\']) =>
             {
-                (sum.clone(), Some((delta.clone(), delta_sum.clone())))
+                (
+                    sum.clone(),
+                    codes_sum.clone(),
+                    Some((delta.clone(), delta_sum.clone())),
+                )
             }
             _ => return Ok(None),
         };
@@ -925,6 +1018,13 @@ impl VectorIndex {
             return Ok(None);
         };
         let on_disk = codes.ids.len();
+        let Some(codes_file) = read_codes(
+            &dir.join(CODES_FILE),
+            &codes_sum,
+            on_disk * code_len(manifest.dim),
+        ) else {
+            return Ok(None);
+        };
         let mut tail = Vec::new();
         if let Some((name, sum)) = delta {
             let Some(added) = read_verified(&dir.join(name), &sum) else {
@@ -955,7 +1055,9 @@ impl VectorIndex {
             base: Some(Base {
                 points: on_disk,
                 digest: base_sum,
+                codes_digest: codes_sum,
                 file: Arc::new(file),
+                codes: Arc::new(codes_file),
             }),
         }))
     }
@@ -974,11 +1076,15 @@ fn sorted_copy(ids: &[ChunkId]) -> Option<Vec<ChunkId>> {
 /// [`Codes::of`] records read from a file: `None` unless they are whole
 /// records in rising chunk-id order with finite scales.
 fn checked_codes(records: &[u8], dim: usize) -> Option<Codes> {
-    let len = record_len(dim);
-    if !records.len().is_multiple_of(len) {
-        return None;
-    }
-    let codes = Codes::of(records, dim);
+    records
+        .len()
+        .is_multiple_of(record_len(dim))
+        .then(|| Codes::of(records, dim))
+        .and_then(checked)
+}
+
+/// `codes` when their ids rise and their scales are finite.
+fn checked(codes: Codes) -> Option<Codes> {
     let ordered = codes.ids.windows(2).all(|w| w[0] < w[1]);
     (ordered && codes.scales.iter().all(|s| s.is_finite())).then_some(codes)
 }
@@ -986,10 +1092,10 @@ fn checked_codes(records: &[u8], dim: usize) -> Option<Codes> {
 /// Records read at a time by [`read_rows`]: about 4 MB.
 const LOAD_BLOCK: usize = 16 * 1024;
 
-/// The rows file at `path`, open, with its records' codes, when its
-/// digest is `sum` and it holds whole, ordered records
-/// ([`checked_codes`]). Read in blocks, so its rows are never all in
-/// memory.
+/// The rows file at `path`, open, with its records' ids and scales
+/// ([`Codes::keys_of`]), when its digest is `sum` and it holds whole,
+/// ordered records ([`checked`]). Read in blocks, so its rows are never
+/// all in memory.
 fn read_rows(path: &Path, sum: &str, dim: usize) -> Option<(fs::File, Codes)> {
     use std::io::Read;
     let mut file = fs::File::open(path).ok()?;
@@ -1006,7 +1112,7 @@ fn read_rows(path: &Path, sum: &str, dim: usize) -> Option<(fs::File, Codes)> {
         let take = left.min(block.len());
         file.read_exact(&mut block[..take]).ok()?;
         hasher.update_rayon(&block[..take]);
-        let read = checked_codes(&block[..take], dim)?;
+        let read = checked(Codes::keys_of(&block[..take], dim))?;
         if let (Some(last), Some(first)) = (codes.ids.last(), read.ids.first())
             && last >= first
         {
@@ -1016,6 +1122,26 @@ fn read_rows(path: &Path, sum: &str, dim: usize) -> Option<(fs::File, Codes)> {
         left -= take;
     }
     (hasher.finalize().to_hex().as_str() == sum).then_some((file, codes))
+}
+
+/// The codes file at `path`, open, when it holds `size` bytes whose
+/// digest is `sum`. Read in blocks to check it.
+fn read_codes(path: &Path, sum: &str, size: usize) -> Option<fs::File> {
+    use std::io::Read;
+    let mut file = fs::File::open(path).ok()?;
+    if usize::try_from(file.metadata().ok()?.len()).ok()? != size {
+        return None;
+    }
+    let mut hasher = blake3::Hasher::new();
+    let mut block = vec![0u8; size.clamp(1, 4 << 20)];
+    let mut left = size;
+    while left > 0 {
+        let take = left.min(block.len());
+        file.read_exact(&mut block[..take]).ok()?;
+        hasher.update_rayon(&block[..take]);
+        left -= take;
+    }
+    (hasher.finalize().to_hex().as_str() == sum).then_some(file)
 }
 
 /// The bytes of `path` when their digest is `sum`.
@@ -1151,6 +1277,15 @@ mod tests {
         assert_eq!(forward.ids(), backward.ids());
         assert!(items.iter().all(|(id, _)| backward.contains(*id)));
         assert!(!backward.contains(-1) && !backward.contains(items.len() as ChunkId + 1));
+        // Saved part way: its first points' codes are read from the codes
+        // file (a short last block), the rest's are in memory.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (first, rest) = items.split_at(2 * SCAN_BLOCK + 50);
+        let mut saved = VectorIndex::new("m", dim, first.len());
+        saved.insert(first);
+        saved.save(dir.path(), 1).expect("save");
+        saved.insert(rest);
+        assert_eq!(saved.points_in_memory(), rest.len());
         let live = |id: ChunkId| id % 7 != 0;
         let (mut wanted, mut found) = (0, 0);
         for (id, q) in items.iter().step_by(1001) {
@@ -1160,6 +1295,7 @@ mod tests {
             for k in [1, 25, 300] {
                 let a = forward.search(q, k, &live).expect("search");
                 assert_eq!(a, backward.search(q, k, &live).expect("search"));
+                assert_eq!(a, saved.search(q, k, &live).expect("search"));
                 // Every point rescored: the exact answer.
                 let exact = &all[..k];
                 assert_eq!(
@@ -1298,10 +1434,26 @@ mod tests {
             .expect("load")
             .expect("intact");
         assert_eq!(loaded.points_in_memory(), 0);
+        // Neither holds the codes: a search reads them from the codes file.
+        assert!(index.codes.bytes.is_empty() && loaded.codes.bytes.is_empty());
         for (want, (_, q)) in before.iter().zip(items.iter().step_by(101)) {
             assert_eq!(&index.search(q, 10, &live).expect("search"), want);
             assert_eq!(&loaded.search(q, 10, &live).expect("search"), want);
         }
+        // The codes file cut short under an open index: an error, not a
+        // panic nor a short answer.
+        let codes = path.join(CODES_FILE);
+        let whole = fs::read(&codes).expect("read codes");
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&codes)
+            .and_then(|f| f.set_len(whole.len() as u64 / 2))
+            .expect("truncate codes");
+        let err = loaded
+            .search(&items[5].1, 10, &live)
+            .expect_err("short codes");
+        assert!(err.to_string().contains("vector codes"), "{err}");
+        fs::write(&codes, &whole).expect("restore codes");
         // The rows file overwritten in place under an open index (no save
         // of ours does that: each writes a new file): its answers fail,
         // they are not made from the wrong rows.
@@ -1359,7 +1511,7 @@ mod tests {
         }
         // The next save is whole, and loads back as the same index.
         full.save(dir.path(), 2).expect("save");
-        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 2);
+        assert_eq!(fs::read_dir(dir.path()).expect("dir").count(), 3);
         let loaded = VectorIndex::load(dir.path(), 2, "m")
             .expect("load")
             .expect("saved");
@@ -1458,7 +1610,17 @@ mod tests {
             .expect("load")
             .expect("intact");
         assert_eq!(empty.points(), 0);
-        // A damaged file is not loaded (it is rebuilt from the catalog).
+        // A damaged file is not loaded (it is rebuilt from the catalog):
+        // the codes file,
+        let codes = path.join(CODES_FILE);
+        let whole = fs::read(&codes).expect("read codes");
+        let mut bytes = whole.clone();
+        bytes[3] ^= 0xff;
+        fs::write(&codes, bytes).expect("write");
+        assert!(VectorIndex::load(&path, 7, "m").expect("load").is_none());
+        fs::write(&codes, whole).expect("restore");
+        assert!(VectorIndex::load(&path, 7, "m").expect("load").is_some());
+        // or the rows file.
         let file = path.join(ROWS_FILE);
         let mut bytes = fs::read(&file).expect("read");
         bytes[20] ^= 0xff;
