@@ -426,7 +426,7 @@ impl<D: CodeDot> pulp::NullaryFnOnce for Coarse<'_, D> {
 /// file. The records of the rows file it was loaded from or saved as
 /// stay in that file and are read back only for a search's candidates;
 /// their int4 codes ([`Codes`]) stay in the codes file beside it, read
-/// once a search. In memory it keeps every point's id and scale, and the
+/// by each search's first pass. In memory it keeps every point's id and scale, and the
 /// codes and records of the points added since.
 pub struct VectorIndex {
     model: String,
