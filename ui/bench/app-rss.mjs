@@ -9,8 +9,11 @@
 // LOUPE_APP=target/release/loupe-app CORPUS=DIR LOUPE_DATA_DIR=DATA node bench/app-rss.mjs
 // A data dir that already holds CORPUS's index measures a reopen; an empty
 // one measures a first open (which indexes first: minutes on a big corpus).
+// OPENED_IDLE=1 also measures the app idle once the project is open,
+// before the question is typed (`unasked_*`); SMAPS_OUT=PREFIX keeps the
+// app's smaps at each measurement.
 
-import { readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { startApp, stopGroup, UI_TIMEOUT_MS } from '../tests/e2e/driver.mjs';
 
 const APP = realpathSync(process.env.LOUPE_APP ?? '../target/release/loupe-app');
@@ -70,9 +73,14 @@ function memory(pid) {
   };
 }
 
-/** The app and every process under it. */
-function measure() {
+/** The app and every process under it; with SMAPS_OUT set, the app's
+ * /proc/PID/smaps is copied to `${SMAPS_OUT}.${label}` (what each mapping
+ * holds). */
+function measure(label) {
   const root = appPid();
+  if (process.env.SMAPS_OUT) {
+    writeFileSync(`${process.env.SMAPS_OUT}.${label}`, readFileSync(`/proc/${root}/smaps`));
+  }
   const all = processes();
   const tree = [root];
   for (let i = 0; i < tree.length; i++) {
@@ -88,12 +96,24 @@ try {
   const byId = (id) => browser.$(`[data-testid="${id}"]`);
   await (await byId('empty-state')).waitForDisplayed({ timeout: UI_TIMEOUT_MS });
   await sleep(IDLE_MS);
-  const empty = measure();
+  const empty = measure('empty');
 
   const opened = Date.now();
   await (await byId('path-input')).setValue(CORPUS);
   await (await byId('open-button')).click();
   await (await byId('status-files')).waitForDisplayed({ timeout: INDEX_TIMEOUT_MS });
+  // A reopen (`OPENED_IDLE=1`): what the project holds before any question,
+  // once every stage is ready.
+  let unasked = null;
+  if (process.env.OPENED_IDLE === '1') {
+    await browser.waitUntil(async () => !(await (await byId('progress')).isExisting()), {
+      timeout: INDEX_TIMEOUT_MS,
+      interval: 1000,
+      timeoutMsg: 'the index did not finish',
+    });
+    await sleep(IDLE_MS);
+    unasked = measure('unasked');
+  }
   await (await byId('question-input')).setValue(QUESTION);
   await browser.waitUntil(async () => (await browser.$$('[data-testid="chunk-row"]')).length > 0, {
     timeout: INDEX_TIMEOUT_MS,
@@ -109,7 +129,7 @@ try {
   );
   const ready_s = (Date.now() - opened) / 1000;
   await sleep(IDLE_MS);
-  const idle = measure();
+  const idle = measure('idle');
   const sum = (ps, key) => ps.reduce((a, p) => a + p[key], 0);
   console.log(
     JSON.stringify({
@@ -119,6 +139,8 @@ try {
       ready_s,
       empty_app_rss_kb: empty[0].rss_kb,
       empty_total_rss_kb: sum(empty, 'rss_kb'),
+      unasked_app_rss_kb: unasked?.[0].rss_kb ?? null,
+      unasked_app_anon_kb: unasked?.[0].anon_kb ?? null,
       app_rss_kb: idle[0].rss_kb,
       app_anon_kb: idle[0].anon_kb,
       app_peak_kb: idle[0].peak_kb,

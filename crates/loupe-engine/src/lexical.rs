@@ -979,6 +979,19 @@ impl LexicalIndex {
         Ok(())
     }
 
+    /// Segments of more documents than a watcher's update merges
+    /// ([`SMALL_BATCH_MERGE_MAX_DOCS`]): what bulk runs left. More than
+    /// one is worth a [`LexicalIndex::compact`]; small segments are not,
+    /// as the small writer's policy merges them among themselves.
+    pub fn large_segments(&self) -> Result<usize> {
+        Ok(self
+            .index
+            .searchable_segment_metas()?
+            .iter()
+            .filter(|m| m.max_doc() as usize > SMALL_BATCH_MERGE_MAX_DOCS)
+            .count())
+    }
+
     /// Merge every segment into one, then show it to searches and compute
     /// its statistics. False when there was one segment (or none) already.
     ///
@@ -1434,6 +1447,35 @@ mod tests {
         let now = index.reader.searcher().generation().generation_id();
         assert_eq!(cached_generations(&index), (Some(now), Some(now)));
         assert!(!index.compact().unwrap(), "one segment already");
+    }
+
+    #[test]
+    fn only_segments_of_bulk_runs_count_as_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = LexicalIndex::open(dir.path(), 0).unwrap();
+        // The bulk writer's threads split a run's documents, each writing
+        // a segment: one of them gets at least half.
+        let docs = 2 * (SMALL_BATCH_MERGE_MAX_DOCS as i64 + 1);
+        // Two bulk runs, each with a large segment.
+        for run in 0..2 {
+            let mut w = index.writer().unwrap();
+            for n in 0..docs {
+                let id = run * docs + n + 1;
+                w.add(&chunk(id, &format!("src/f{id}.rs"), "fn f() {}"), &[])
+                    .unwrap();
+            }
+            w.commit(run as u64 + 1).unwrap();
+        }
+        let large = index.large_segments().unwrap();
+        assert!(large >= 2, "{large}");
+        // A watcher's update adds a small one, which does not count.
+        let mut w = index.writer_for(1).unwrap();
+        w.add(&chunk(3 * docs, "src/g.rs", "fn g() {}"), &[])
+            .unwrap();
+        w.commit(3).unwrap();
+        assert_eq!(index.large_segments().unwrap(), large);
+        assert!(index.compact().unwrap());
+        assert_eq!(index.large_segments().unwrap(), 1);
     }
 
     #[test]

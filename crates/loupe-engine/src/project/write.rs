@@ -37,15 +37,20 @@ impl Project {
     }
 
     /// After a run that wrote `chunks_added` chunks, more than a watcher's
-    /// update does, merge the lexical index into one segment
-    /// ([`crate::lexical::LexicalIndex::compact`]): questions then answer
-    /// sooner. Returns whether it merged. Hosts that keep a project open
-    /// and answer many questions (the app, `loupe mcp`) call it in the
-    /// background once their index run is over; a one-shot command does
-    /// not wait for it. Holds the write lock meanwhile, so a watcher's
-    /// update waits; answers do not.
+    /// update does, or when an earlier bulk run left the lexical index in
+    /// several large segments (a `loupe index`, which does not merge, or a
+    /// host closed before its merge was over), merge the lexical index
+    /// into one segment ([`crate::lexical::LexicalIndex::compact`]):
+    /// questions then answer sooner and read fewer pages of its term
+    /// dictionaries. Returns whether it merged. Hosts that keep a project
+    /// open and answer many questions (the app, `loupe mcp`) call it in
+    /// the background once their index run is over; a one-shot command
+    /// does not wait for it. Holds the write lock meanwhile, so a
+    /// watcher's update waits; answers do not.
     pub async fn compact_after(&self, chunks_added: u64) -> Result<bool> {
-        if chunks_added <= crate::lexical::SMALL_BATCH_CHUNKS as u64 {
+        if chunks_added <= crate::lexical::SMALL_BATCH_CHUNKS as u64
+            && self.lexical.large_segments()? <= 1
+        {
             return Ok(false);
         }
         let _guard = self.write.lock().await;
