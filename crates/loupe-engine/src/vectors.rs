@@ -1097,48 +1097,57 @@ const LOAD_BLOCK: usize = 16 * 1024;
 /// ordered records ([`checked`]). Read in blocks, so its rows are never
 /// all in memory.
 fn read_rows(path: &Path, sum: &str, dim: usize) -> Option<(fs::File, Codes)> {
-    use std::io::Read;
-    let mut file = fs::File::open(path).ok()?;
     let len = record_len(dim);
-    let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
-    if !size.is_multiple_of(len) {
-        return None;
-    }
-    let mut codes = Codes::with_capacity(dim, size / len);
-    let mut hasher = blake3::Hasher::new();
-    let mut block = vec![0u8; LOAD_BLOCK * len];
-    let mut left = size;
-    while left > 0 {
-        let take = left.min(block.len());
-        file.read_exact(&mut block[..take]).ok()?;
-        hasher.update_rayon(&block[..take]);
-        let read = checked(Codes::keys_of(&block[..take], dim))?;
-        if let (Some(last), Some(first)) = (codes.ids.last(), read.ids.first())
-            && last >= first
-        {
-            return None;
-        }
-        codes.extend(read);
-        left -= take;
-    }
-    (hasher.finalize().to_hex().as_str() == sum).then_some((file, codes))
+    let mut codes = Codes::with_capacity(dim, 0);
+    let file = read_checked(
+        path,
+        sum,
+        |size| size.is_multiple_of(len),
+        LOAD_BLOCK * len,
+        |block| {
+            let read = checked(Codes::keys_of(block, dim))?;
+            if let (Some(last), Some(first)) = (codes.ids.last(), read.ids.first())
+                && last >= first
+            {
+                return None;
+            }
+            codes.extend(read);
+            Some(())
+        },
+    )?;
+    Some((file, codes))
 }
 
 /// The codes file at `path`, open, when it holds `size` bytes whose
-/// digest is `sum`. Read in blocks to check it.
+/// digest is `sum`.
 fn read_codes(path: &Path, sum: &str, size: usize) -> Option<fs::File> {
+    read_checked(path, sum, |s| s == size, 4 << 20, |_| Some(()))
+}
+
+/// The file at `path`, open, when `size_ok` accepts its size, `each`
+/// accepts every block of `block` bytes read from it in turn (the last
+/// may be shorter), and its digest is `sum`.
+fn read_checked(
+    path: &Path,
+    sum: &str,
+    size_ok: impl FnOnce(usize) -> bool,
+    block: usize,
+    mut each: impl FnMut(&[u8]) -> Option<()>,
+) -> Option<fs::File> {
     use std::io::Read;
     let mut file = fs::File::open(path).ok()?;
-    if usize::try_from(file.metadata().ok()?.len()).ok()? != size {
+    let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    if !size_ok(size) {
         return None;
     }
     let mut hasher = blake3::Hasher::new();
-    let mut block = vec![0u8; size.clamp(1, 4 << 20)];
+    let mut buf = vec![0u8; block.min(size).max(1)];
     let mut left = size;
     while left > 0 {
-        let take = left.min(block.len());
-        file.read_exact(&mut block[..take]).ok()?;
-        hasher.update_rayon(&block[..take]);
+        let take = left.min(buf.len());
+        file.read_exact(&mut buf[..take]).ok()?;
+        hasher.update_rayon(&buf[..take]);
+        each(&buf[..take])?;
         left -= take;
     }
     (hasher.finalize().to_hex().as_str() == sum).then_some(file)
