@@ -108,6 +108,42 @@ struct Manifest {
     files: Vec<(String, String)>,
 }
 
+/// The files a manifest names, with their digests: the rows file, its
+/// codes file and, after a save of a few points, a delta file.
+struct DumpFiles {
+    rows: String,
+    codes: String,
+    delta: Option<(String, String)>,
+}
+
+impl Manifest {
+    /// Its files, when they are a rows file, its codes file and at most
+    /// one delta file (a plain name, nothing that leaves the directory).
+    fn dump_files(&self) -> Option<DumpFiles> {
+        match self.files.as_slice() {
+            [(rows, rows_sum), (codes, codes_sum), delta @ ..]
+                if rows == ROWS_FILE && codes == CODES_FILE =>
+            {
+                let delta = match delta {
+                    [] => None,
+                    [(name, sum)]
+                        if name.starts_with(DELTA_PREFIX) && !name.contains(['/', '\\']) =>
+                    {
+                        Some((name.clone(), sum.clone()))
+                    }
+                    _ => return None,
+                };
+                Some(DumpFiles {
+                    rows: rows_sum.clone(),
+                    codes: codes_sum.clone(),
+                    delta,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Scale `v` to unit length in place; false if it has no direction.
 pub fn normalize(v: &mut [f32]) -> bool {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -857,20 +893,15 @@ impl VectorIndex {
     fn rows_in(&self, dir: &Path) -> Option<String> {
         let manifest: Manifest =
             serde_json::from_slice(&fs::read(dir.join(MANIFEST)).ok()?).ok()?;
-        let mut files = manifest.files.into_iter();
-        let (name, sum) = files.next()?;
-        let (codes, _) = files.next()?;
-        (manifest.model == self.model
-            && manifest.dim == self.dim
-            && name == ROWS_FILE
-            && codes == CODES_FILE)
-            .then_some(sum)
+        (manifest.model == self.model && manifest.dim == self.dim)
+            .then(|| manifest.dump_files())
+            .flatten()
+            .map(|files| files.rows)
     }
 
     /// Write the points added since `base` to a new delta file in `dir`,
     /// then a manifest naming the rows and codes files and it, renamed
-    /// over the old
-    /// one; older delta files go after that. A crash at any point leaves
+    /// over the old one; older delta files go after that. A crash at any point leaves
     /// the old manifest with the files it names.
     fn save_delta(&self, dir: &Path, generation: u64, base: &Base) -> Result<()> {
         let len = record_len(self.dim);
@@ -995,23 +1026,13 @@ impl VectorIndex {
         if manifest.generation != generation || manifest.model != model || manifest.dim == 0 {
             return Ok(None);
         }
-        let (base_sum, codes_sum, delta) = match manifest.files.as_slice() {
-            [(name, sum), (codes, codes_sum)] if name == ROWS_FILE && codes == CODES_FILE => {
-                (sum.clone(), codes_sum.clone(), None)
-            }
-            [(name, sum), (codes, codes_sum), (delta, delta_sum)]
-                if name == ROWS_FILE
-                    && codes == CODES_FILE
-                    && delta.starts_with(DELTA_PREFIX)
-                    && !delta.contains(['/', '\\']) =>
-            {
-                (
-                    sum.clone(),
-                    codes_sum.clone(),
-                    Some((delta.clone(), delta_sum.clone())),
-                )
-            }
-            _ => return Ok(None),
+        let Some(DumpFiles {
+            rows: base_sum,
+            codes: codes_sum,
+            delta,
+        }) = manifest.dump_files()
+        else {
+            return Ok(None);
         };
         let Some((file, mut codes)) = read_rows(&dir.join(ROWS_FILE), &base_sum, manifest.dim)
         else {
