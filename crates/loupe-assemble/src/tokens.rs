@@ -204,6 +204,15 @@ pub fn count(encoding: Encoding, text: &str) -> usize {
     }
 }
 
+/// Drop what counting left on this thread: each thread that counts keeps
+/// its own split cache and memo of merged pieces (up to a few MB per
+/// encoding), for as long as the thread lives. A pool's threads that
+/// counted a whole index call this when the run is over; the next count
+/// on the thread builds them again.
+pub fn forget_thread_state() {
+    fast::forget_thread_state();
+}
+
 /// [`count`] the way tiktoken-rs itself counts, for tests and benchmarks
 /// that compare the two.
 #[doc(hidden)]

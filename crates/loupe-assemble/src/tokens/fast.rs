@@ -22,11 +22,12 @@
 //!
 //! The counter keeps only the ranks: tiktoken-rs's [`CoreBPE`] is read
 //! once when the counter is built and then dropped (its encoder, decoder,
-//! sorted tokens and per-thread regexes are about 25 MB for o200k, held
-//! for the life of the app otherwise). `byte_pair_split` merges in
-//! quadratic time, harmless below [`HUGE_PIECE`] bytes; a piece that long
-//! (a run of 1 KB of letters, spaces or punctuation) is counted by a
-//! `CoreBPE` built the first time one is seen, whose merge uses a heap.
+//! sorted tokens and per-thread regexes are about 25 MB for o200k, 34 MB
+//! of live heap in a profiled engine, held for the life of the app
+//! otherwise). `byte_pair_split` merges in quadratic time, harmless below
+//! [`HUGE_PIECE`] bytes; a piece that long (a run of 1 KB of letters,
+//! spaces or punctuation) is merged by [`merge_large`], the same merges
+//! in the same order kept in a heap.
 //!
 //! The split runs on `regex-automata`'s meta regex with a lazy DFA cache
 //! per thread and encoding. `regex::Regex` keeps its caches in a pool
@@ -36,8 +37,8 @@
 //! took 0.35 ms on the assembly thread, 0.003 ms again.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
-use std::sync::OnceLock;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 
 use crate::memo::Memo;
 use regex_automata::Input;
@@ -92,7 +93,7 @@ const QWEN35_SPLIT: &str = concat!(
     r"|\s+",
 );
 
-/// Pieces this long or longer are counted by tiktoken-rs itself.
+/// Pieces this long or longer are merged by [`merge_large`].
 const HUGE_PIECE: usize = 1024;
 
 /// Only shorter pieces' counts are memoised, which bounds a memo's keys
@@ -115,13 +116,21 @@ thread_local! {
     static STATES: RefCell<[Option<ThreadState>; 4]> = const { RefCell::new([None, None, None, None]) };
 }
 
+/// Drop this thread's states, every encoding's.
+pub(super) fn forget_thread_state() {
+    // A thread whose locals are being torn down holds nothing to forget.
+    let _ = STATES.try_with(|states| {
+        if let Ok(mut states) = states.try_borrow_mut() {
+            *states = [None, None, None, None];
+        }
+    });
+}
+
 /// A split pattern and the ranks of one encoding.
 pub(super) struct Counter {
     split: Regex,
     encoding: Encoding,
     ranks: FxHashMap<Vec<u8>, Rank>,
-    /// tiktoken-rs's BPE, built for the first [`HUGE_PIECE`]-byte piece.
-    huge: OnceLock<Option<CoreBPE>>,
 }
 
 impl Counter {
@@ -161,7 +170,6 @@ impl Counter {
             split,
             encoding,
             ranks,
-            huge: OnceLock::new(),
         })
     }
 
@@ -201,21 +209,7 @@ impl Counter {
                 .map(|p| p.len())
                 .sum();
         }
-        match self.huge() {
-            Some(bpe) => {
-                let tokens = bpe.encode_ordinary(piece);
-                bpe.decode_bytes(&tokens[..want.min(tokens.len())])
-                    .map_or(0, |b| b.len())
-            }
-            None => 0,
-        }
-    }
-
-    /// tiktoken-rs's BPE for pieces of [`HUGE_PIECE`] bytes or more.
-    fn huge(&self) -> Option<&CoreBPE> {
-        self.huge
-            .get_or_init(|| super::build_bpe(self.encoding))
-            .as_ref()
+        merge_large(bytes, &self.ranks).into_iter().take(want).sum()
     }
 
     /// `f` with this thread's state for the encoding.
@@ -280,13 +274,67 @@ impl Counter {
         } else if bytes.len() < HUGE_PIECE {
             tiktoken_rs::byte_pair_split(bytes, &self.ranks).len()
         } else {
-            match self.huge() {
-                Some(bpe) => bpe.encode_ordinary(piece).len(),
-                // Cannot happen: this counter was read from that BPE.
-                None => tiktoken_rs::byte_pair_split(bytes, &self.ranks).len(),
+            merge_large(bytes, &self.ranks).len()
+        }
+    }
+}
+
+/// The byte lengths of the tokens byte-pair encoding makes of `piece`
+/// (two bytes or more): the merges `byte_pair_split` makes, in the same
+/// order, found with a heap in n log n instead of a scan per merge.
+///
+/// BPE merges the adjacent pair of parts whose joined bytes have the
+/// lowest rank, the leftmost of equal ranks, until no joined pair is a
+/// token. Parts are kept as a linked list over their first bytes; the
+/// heap holds (rank, first byte) of candidate pairs, and an entry whose
+/// part has since changed is skipped when it comes up (`pair[start]` no
+/// longer holds its rank: a part only grows, so its pair's bytes, and
+/// with them the rank, change whenever a neighbour merges).
+fn merge_large(piece: &[u8], ranks: &FxHashMap<Vec<u8>, Rank>) -> Vec<usize> {
+    let n = piece.len();
+    // `end[i]`: one past the last byte of the part starting at `i` (the
+    // next part's start, or `n`); `prev[i]`: the part before it.
+    let mut end: Vec<usize> = (1..=n).collect();
+    let mut prev: Vec<Option<usize>> = (0..n).map(|i| i.checked_sub(1)).collect();
+    let pair_rank = |end: &[usize], start: usize| -> Option<Rank> {
+        let right = *end.get(start)?;
+        let stop = *end.get(right)?;
+        ranks.get(&piece[start..stop]).copied()
+    };
+    let mut pair: Vec<Option<Rank>> = (0..n).map(|i| pair_rank(&end, i)).collect();
+    let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = pair
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.map(|r| Reverse((r, i))))
+        .collect();
+    while let Some(Reverse((rank, start))) = heap.pop() {
+        if pair[start] != Some(rank) {
+            continue;
+        }
+        let right = end[start];
+        end[start] = end[right];
+        pair[right] = None;
+        if let Some(&after) = end.get(start).filter(|&&e| e < n) {
+            prev[after] = Some(start);
+        }
+        pair[start] = pair_rank(&end, start);
+        if let Some(r) = pair[start] {
+            heap.push(Reverse((r, start)));
+        }
+        if let Some(before) = prev[start] {
+            pair[before] = pair_rank(&end, before);
+            if let Some(r) = pair[before] {
+                heap.push(Reverse((r, before)));
             }
         }
     }
+    let mut lengths = Vec::new();
+    let mut at = 0;
+    while at < n {
+        lengths.push(end[at] - at);
+        at = end[at];
+    }
+    lengths
 }
 
 /// A run of two or more spaces or tabs with no line break: only the `\s+`
@@ -300,4 +348,73 @@ fn gives_back_last_space(piece: &str) -> bool {
         chars += 1;
     }
     chars >= 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Encoding, Tokenizer, tokenizer};
+    use super::*;
+
+    fn ranks(encoding: Encoding) -> &'static FxHashMap<Vec<u8>, Rank> {
+        match tokenizer(encoding) {
+            Some(Tokenizer::Fast(counter)) => &counter.ranks,
+            _ => panic!("{encoding:?} has no fast counter"),
+        }
+    }
+
+    /// The heap merges what the quadratic merge does, token for token.
+    fn same_merges(piece: &[u8]) {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Qwen2] {
+            let ranks = ranks(encoding);
+            let quadratic: Vec<usize> = tiktoken_rs::byte_pair_split(piece, ranks)
+                .iter()
+                .map(|p| p.len())
+                .collect();
+            assert_eq!(merge_large(piece, ranks), quadratic, "{encoding:?}");
+        }
+    }
+
+    #[test]
+    fn heap_merges_equal_quadratic_ones_on_runs() {
+        for piece in [
+            "ab".to_owned(),
+            "aaaaaaaaaaaaaaaaaaaaaaaaa".to_owned(),
+            " ".repeat(2000),
+            "=".repeat(1500),
+            "abcdefghij".repeat(120),
+            "the".repeat(700),
+        ] {
+            same_merges(piece.as_bytes());
+        }
+    }
+
+    #[test]
+    fn a_forgotten_state_is_built_again() {
+        let counter = match tokenizer(Encoding::O200kBase) {
+            Some(Tokenizer::Fast(counter)) => counter,
+            _ => panic!("no fast counter"),
+        };
+        let text = "fn forget_thread_state() { merged pieces }";
+        let before = counter.count(text);
+        let held = || STATES.with(|s| s.borrow()[Encoding::O200kBase.slot()].is_some());
+        assert!(held());
+        forget_thread_state();
+        assert!(!held());
+        assert_eq!(counter.count(text), before);
+        assert!(held());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn heap_merges_equal_quadratic_ones(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "b", "e", "t", "th", "the", "ing", "er", "aa", "zz", "q", "é", "ß", "日",
+                ]),
+                2..700,
+            )
+        ) {
+            same_merges(parts.concat().as_bytes());
+        }
+    }
 }
