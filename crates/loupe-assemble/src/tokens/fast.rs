@@ -314,8 +314,8 @@ fn merge_large(piece: &[u8], ranks: &FxHashMap<Vec<u8>, Rank>) -> Vec<usize> {
         let right = end[start];
         end[start] = end[right];
         pair[right] = None;
-        if let Some(&after) = end.get(start).filter(|&&e| e < n) {
-            prev[after] = Some(start);
+        if end[start] < n {
+            prev[end[start]] = Some(start);
         }
         pair[start] = pair_rank(&end, start);
         if let Some(r) = pair[start] {
