@@ -88,7 +88,10 @@ pub struct Inserted {
     pub defined: Vec<(ChunkId, String)>,
 }
 
-/// Values in one `IN (...)` list; far below SQLite's 32,766 bound-parameter limit.
+/// Values in one `IN (...)` list; far below SQLite's 32,766 bound-parameter
+/// limit. A write keeps only full lists' statements prepared, as with
+/// [`rows_per_insert`]; a question's reads keep theirs (sqlx holds at most
+/// 100 a connection, each a few KB).
 const MAX_IN_LIST: usize = 500;
 /// [`Catalog::chunks`] reads in two halves at once from this many ids a half.
 const PARALLEL_READ_MIN: usize = 64;
@@ -893,7 +896,7 @@ async fn assign_chunk_ids(
             "SELECT id FROM chunks WHERE id IN ({})",
             placeholders(batch.len())
         );
-        let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
+        let mut q = sqlx::query_scalar::<_, ChunkId>(&sql).persistent(batch.len() == MAX_IN_LIST);
         for id in batch {
             q = q.bind(id);
         }
@@ -936,7 +939,8 @@ impl Staging {
             let sql = format!(
                 "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
             );
-            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
+            let full = batch.len() == MAX_IN_LIST;
+            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql).persistent(full);
             for p in batch {
                 q = q.bind(p);
             }
@@ -944,7 +948,7 @@ impl Staging {
                 .removed_ids
                 .extend(q.fetch_all(&mut *self.tx).await?);
             let sql = format!("DELETE FROM files WHERE path IN ({list})");
-            let mut q = sqlx::query(&sql);
+            let mut q = sqlx::query(&sql).persistent(full);
             for p in batch {
                 q = q.bind(p);
             }
@@ -1271,6 +1275,38 @@ mod tests {
                 chunk: 0,
             }],
         }
+    }
+
+    /// A write keeps prepared only the statements of full batches, which
+    /// the next write of the same size reuses; the short batches a write
+    /// ends with (each of its own length) are prepared for one use.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_keeps_only_full_batches_prepared() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
+            .await
+            .expect("open");
+        let files = |from: usize, n: usize| -> Vec<FileUpdate> {
+            (from..from + n)
+                .map(|i| file(&format!("f{i}.rs"), &format!("fun{i}"), "callee"))
+                .collect()
+        };
+        let mut staging = catalog.begin().await.expect("begin");
+        // Full batches and a remainder for files, chunks and the id lookup.
+        staging.insert(files(0, 1500)).await.expect("insert");
+        let kept = staging.tx.cached_statements_size();
+        staging.insert(files(1500, 1499)).await.expect("insert");
+        staging.insert(files(2999, 1234)).await.expect("insert");
+        assert_eq!(staging.tx.cached_statements_size(), kept);
+        staging
+            .remove(&["f1.rs".to_owned(), "f2.rs".to_owned()])
+            .await
+            .expect("remove");
+        staging.remove(&["f3.rs".to_owned()]).await.expect("remove");
+        assert_eq!(staging.tx.cached_statements_size(), kept);
+        staging.commit().await.expect("commit");
+        assert_eq!(catalog.counts().await.expect("counts"), (4230, 4230));
+        catalog.close().await;
     }
 
     /// The bulk load of an empty catalog drops the secondary indexes inside
