@@ -12,7 +12,10 @@
 //!
 //! `cargo run --release -p loupe-engine --example first_prompt -- \
 //!   PROJECT DATA_DIR code|none "QUESTION"` (`scripts/bench-first-prompt.sh`
-//! runs it on fresh data dirs, medians of several runs).
+//! runs it on fresh data dirs, medians of several runs). Built with
+//! `--features heap-profile` and run with
+//! `MALLOC_CONF=prof:true,prof_final:true,prof_prefix:P` it leaves a heap
+//! profile of the idle engine for `jeprof`.
 
 use loupe_assemble::Knobs;
 use loupe_engine::embed::{CodeEmbedder, Embedder};
@@ -129,7 +132,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rss_idle_kb": resident_kb(),
     });
     println!("{line}");
-    Ok(())
+    // Out with everything still held: a heap profile's final dump (a
+    // `heap-profile` build run with `MALLOC_CONF=prof:true,prof_final:true`)
+    // then shows what the idle engine keeps, not what dropping it leaves.
+    std::process::exit(0)
 }
 
 /// `VmRSS` of this process in KiB, from `/proc/self/status`.
