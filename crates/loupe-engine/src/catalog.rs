@@ -88,10 +88,7 @@ pub struct Inserted {
     pub defined: Vec<(ChunkId, String)>,
 }
 
-/// Values in one `IN (...)` list; far below SQLite's 32,766 bound-parameter
-/// limit. A write keeps only full lists' statements prepared, as with
-/// [`rows_per_insert`]; a question's reads keep theirs (sqlx holds at most
-/// 100 a connection, each a few KB).
+/// Values in one `IN (...)` list; far below SQLite's 32,766 bound-parameter limit.
 const MAX_IN_LIST: usize = 500;
 /// [`Catalog::chunks`] reads in two halves at once from this many ids a half.
 const PARALLEL_READ_MIN: usize = 64;
@@ -99,11 +96,9 @@ const PARALLEL_READ_MIN: usize = 64;
 /// a third of that keeps statements small enough to prepare quickly).
 const MAX_PARAMS_PER_INSERT: usize = 10_000;
 
-/// Rows of `columns` values that fit in one `INSERT`. Only a full batch's
-/// statement is kept prepared (sqlx's `persistent`) for the next batch of
-/// the same table: the short batch a write ends with has a length of its
-/// own, and each kept statement holds its compiled program (a profiled
-/// engine kept 28 MB of them after a first index of the vendor corpus).
+/// Rows of `columns` values that fit in one `INSERT`. Each length of
+/// batch is a statement sqlx keeps prepared on the connection until the
+/// step commits (see [`Staging::commit`]).
 fn rows_per_insert(columns: usize) -> usize {
     (MAX_PARAMS_PER_INSERT / columns).max(1)
 }
@@ -896,7 +891,7 @@ async fn assign_chunk_ids(
             "SELECT id FROM chunks WHERE id IN ({})",
             placeholders(batch.len())
         );
-        let mut q = sqlx::query_scalar::<_, ChunkId>(&sql).persistent(batch.len() == MAX_IN_LIST);
+        let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
         for id in batch {
             q = q.bind(id);
         }
@@ -939,8 +934,7 @@ impl Staging {
             let sql = format!(
                 "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path IN ({list})"
             );
-            let full = batch.len() == MAX_IN_LIST;
-            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql).persistent(full);
+            let mut q = sqlx::query_scalar::<_, ChunkId>(&sql);
             for p in batch {
                 q = q.bind(p);
             }
@@ -948,7 +942,7 @@ impl Staging {
                 .removed_ids
                 .extend(q.fetch_all(&mut *self.tx).await?);
             let sql = format!("DELETE FROM files WHERE path IN ({list})");
-            let mut q = sqlx::query(&sql).persistent(full);
+            let mut q = sqlx::query(&sql);
             for p in batch {
                 q = q.bind(p);
             }
@@ -1015,8 +1009,7 @@ impl Staging {
         sqlx::query("DELETE FROM diagnostics")
             .execute(&mut *self.tx)
             .await?;
-        let rows = rows_per_insert(3);
-        for batch in diagnostics.chunks(rows) {
+        for batch in diagnostics.chunks(rows_per_insert(3)) {
             let mut b =
                 QueryBuilder::<Sqlite>::new("INSERT INTO diagnostics(path, kind, message) ");
             b.push_values(batch, |mut row, d| {
@@ -1024,10 +1017,7 @@ impl Staging {
                     .push_bind(d.kind.as_str())
                     .push_bind(&d.message);
             });
-            b.build()
-                .persistent(batch.len() == rows)
-                .execute(&mut *self.tx)
-                .await?;
+            b.build().execute(&mut *self.tx).await?;
         }
         Ok(())
     }
@@ -1070,8 +1060,11 @@ impl Staging {
         self.applied.generation = bump_generation(&mut self.tx).await?;
         // The connection goes back to the pool without the statements this
         // step prepared: a bulk load's full-batch `INSERT`s hold megabytes
-        // of compiled program each, for the next load only.
-        self.tx.clear_cached_statements().await?;
+        // of compiled program each, for the next load only. Failing to drop
+        // them costs memory, not the step.
+        if let Err(e) = self.tx.clear_cached_statements().await {
+            tracing::warn!("the catalog keeps this step's prepared statements: {e}");
+        }
         self.tx.commit().await?;
         Ok(self.applied)
     }
@@ -1105,8 +1098,7 @@ async fn write_rows(
         }
     }
     let file_rows: Vec<(i64, &FileUpdate)> = (first_file..).zip(files.iter()).collect();
-    let rows = rows_per_insert(7);
-    for batch in file_rows.chunks(rows) {
+    for batch in file_rows.chunks(rows_per_insert(7)) {
         let mut b = QueryBuilder::<Sqlite>::new(
             "INSERT INTO files(id, path, size, mtime_ns, hash, language, role) ",
         );
@@ -1119,13 +1111,9 @@ async fn write_rows(
                 .push_bind(&f.language)
                 .push_bind(enum_name(&f.role));
         });
-        b.build()
-            .persistent(batch.len() == rows)
-            .execute(&mut **tx)
-            .await?;
+        b.build().execute(&mut **tx).await?;
     }
-    let rows = rows_per_insert(14);
-    for batch in chunk_rows.chunks(rows) {
+    for batch in chunk_rows.chunks(rows_per_insert(14)) {
         let mut b = QueryBuilder::<Sqlite>::new(
             "INSERT INTO chunks(id, file_id, ordinal, kind, symbol, parent, start_byte, \
              end_byte, start_line, end_line, text, outline, hash, tokens) ",
@@ -1146,13 +1134,9 @@ async fn write_rows(
                 .push_bind(&c.hash)
                 .push_bind(c.tokens);
         });
-        b.build()
-            .persistent(batch.len() == rows)
-            .execute(&mut **tx)
-            .await?;
+        b.build().execute(&mut **tx).await?;
     }
-    let rows = rows_per_insert(5);
-    for batch in symbol_rows.chunks(rows) {
+    for batch in symbol_rows.chunks(rows_per_insert(5)) {
         let mut b = QueryBuilder::<Sqlite>::new(
             "INSERT INTO symbols(chunk_id, name, name_lower, kind, line) ",
         );
@@ -1163,13 +1147,9 @@ async fn write_rows(
                 .push_bind(enum_name(&d.kind))
                 .push_bind(d.line);
         });
-        b.build()
-            .persistent(batch.len() == rows)
-            .execute(&mut **tx)
-            .await?;
+        b.build().execute(&mut **tx).await?;
     }
-    let rows = rows_per_insert(4);
-    for batch in ref_rows.chunks(rows) {
+    for batch in ref_rows.chunks(rows_per_insert(4)) {
         let mut b =
             QueryBuilder::<Sqlite>::new("INSERT INTO refs(chunk_id, name_lower, kind, line) ");
         b.push_values(batch, |mut row, (id, r)| {
@@ -1178,10 +1158,7 @@ async fn write_rows(
                 .push_bind(ref_kind_name(r.kind))
                 .push_bind(r.line);
         });
-        b.build()
-            .persistent(batch.len() == rows)
-            .execute(&mut **tx)
-            .await?;
+        b.build().execute(&mut **tx).await?;
     }
     Ok(())
 }
@@ -1277,35 +1254,29 @@ mod tests {
         }
     }
 
-    /// A write keeps prepared only the statements of full batches, which
-    /// the next write of the same size reuses; the short batches a write
-    /// ends with (each of its own length) are prepared for one use.
+    /// A step's commit hands its connection back to the pool without the
+    /// statements the step prepared: a bulk load's `INSERT`s of up to
+    /// 10,000 parameters hold megabytes of compiled program each.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_write_keeps_only_full_batches_prepared() {
+    async fn a_commit_leaves_no_statement_prepared() {
         let dir = tempfile::tempdir().expect("tempdir");
         let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
             .await
             .expect("open");
-        let files = |from: usize, n: usize| -> Vec<FileUpdate> {
-            (from..from + n)
-                .map(|i| file(&format!("f{i}.rs"), &format!("fun{i}"), "callee"))
-                .collect()
-        };
+        let files: Vec<FileUpdate> = (0..1500)
+            .map(|i| file(&format!("f{i}.rs"), &format!("fun{i}"), "callee"))
+            .collect();
         let mut staging = catalog.begin().await.expect("begin");
-        // Full batches and a remainder for files, chunks and the id lookup.
-        staging.insert(files(0, 1500)).await.expect("insert");
-        let kept = staging.tx.cached_statements_size();
-        staging.insert(files(1500, 1499)).await.expect("insert");
-        staging.insert(files(2999, 1234)).await.expect("insert");
-        assert_eq!(staging.tx.cached_statements_size(), kept);
-        staging
-            .remove(&["f1.rs".to_owned(), "f2.rs".to_owned()])
-            .await
-            .expect("remove");
-        staging.remove(&["f3.rs".to_owned()]).await.expect("remove");
-        assert_eq!(staging.tx.cached_statements_size(), kept);
+        staging.insert(files).await.expect("insert");
+        staging.remove(&["f1.rs".to_owned()]).await.expect("remove");
+        assert!(staging.tx.cached_statements_size() > 3);
         staging.commit().await.expect("commit");
-        assert_eq!(catalog.counts().await.expect("counts"), (4230, 4230));
+        // One connection served every step, so it is the one handed out.
+        assert_eq!(catalog.pool.size(), 1);
+        let conn = catalog.pool.acquire().await.expect("connection");
+        assert_eq!(conn.cached_statements_size(), 0);
+        drop(conn);
+        assert_eq!(catalog.counts().await.expect("counts"), (1499, 1499));
         catalog.close().await;
     }
 
