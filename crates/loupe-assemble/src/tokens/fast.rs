@@ -5,9 +5,10 @@
 //! tiktoken-rs run the whole pattern on `fancy_regex`'s backtracking VM; on
 //! the benchmark machine that split was most of the counting time, and
 //! counting most of an assembly. This module splits with the `regex`
-//! crate's DFA instead and then uses tiktoken-rs's own BPE
-//! ([`tiktoken_rs::byte_pair_split`]) over the ranks read back from its
-//! [`CoreBPE`], so the vocabulary and the merges stay tiktoken-rs's.
+//! crate's DFA instead and merges with BPE over the ranks read back from
+//! tiktoken-rs's [`CoreBPE`], so the vocabulary stays tiktoken-rs's; the
+//! merges are tiktoken-rs's `byte_pair_split`'s, which the tests compare
+//! them with token for token.
 //!
 //! The lookahead is emulated: `\s+(?!\S)|\s+` becomes `\s+`, and a match of
 //! it that is followed by a non-space gives its last character back. That
@@ -20,14 +21,14 @@
 //! .len()` for every text; the tests check it against tiktoken-rs on
 //! generated and real text.
 //!
-//! The counter keeps only the ranks: tiktoken-rs's [`CoreBPE`] is read
-//! once when the counter is built and then dropped (its encoder, decoder,
-//! sorted tokens and per-thread regexes are about 25 MB for o200k, 34 MB
-//! of live heap in a profiled engine, held for the life of the app
-//! otherwise). `byte_pair_split` merges in quadratic time, harmless below
-//! [`HUGE_PIECE`] bytes; a piece that long (a run of 1 KB of letters,
-//! spaces or punctuation) is merged by [`merge_large`], the same merges
-//! in the same order kept in a heap.
+//! The counter keeps only the ranks, in a compact table ([`Ranks`], about
+//! 4 MB for o200k): tiktoken-rs's [`CoreBPE`] is read once when the
+//! counter is built and then dropped (its encoder, decoder, sorted tokens
+//! and per-thread regexes are 34 MB of live heap for o200k in a profiled
+//! engine, held for the life of the app otherwise). [`merge_small`]
+//! merges in quadratic time, harmless below [`HUGE_PIECE`] bytes; a piece
+//! that long (a run of 1 KB of letters, spaces or punctuation) is merged
+//! by [`merge_large`], the same merges in the same order kept in a heap.
 //!
 //! The split runs on `regex-automata`'s meta regex with a lazy DFA cache
 //! per thread and encoding. `regex::Regex` keeps its caches in a pool
@@ -41,9 +42,11 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
 use crate::memo::Memo;
+use hashbrown::HashTable;
 use regex_automata::Input;
 use regex_automata::meta::{Cache, Regex};
-use rustc_hash::FxHashMap;
+use rustc_hash::FxBuildHasher;
+use std::hash::BuildHasher;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::Encoding;
@@ -130,7 +133,89 @@ pub(super) fn forget_thread_state() {
 pub(super) struct Counter {
     split: Regex,
     encoding: Encoding,
-    ranks: FxHashMap<Vec<u8>, Rank>,
+    ranks: Ranks,
+}
+
+/// A vocabulary: each token's rank, found by its bytes. The bytes sit
+/// back to back in one buffer and the hash table holds only entry
+/// numbers, so o200k's 200 k tokens take about 4 MB, where a map from
+/// owned byte strings (the type `byte_pair_split` takes) took 12 (the
+/// largest item of an idle engine's heap, BENCHMARKS.md session 35).
+struct Ranks {
+    /// Every token's bytes, in entry order.
+    bytes: Vec<u8>,
+    /// Entry `i`'s bytes are `bytes[ends[i - 1]..ends[i]]` (from 0 for the first).
+    ends: Vec<u32>,
+    /// Entry `i`'s rank.
+    ranks: Vec<Rank>,
+    /// Entry numbers, by the hash of their bytes.
+    table: HashTable<u32>,
+}
+
+impl Ranks {
+    fn new() -> Self {
+        Self {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            ranks: Vec::new(),
+            table: HashTable::new(),
+        }
+    }
+
+    fn hash(bytes: &[u8]) -> u64 {
+        FxBuildHasher.hash_one(bytes)
+    }
+
+    /// Entry `i`'s bytes.
+    fn token<'b>(bytes: &'b [u8], ends: &[u32], i: u32) -> &'b [u8] {
+        let i = i as usize;
+        let start = i.checked_sub(1).map_or(0, |p| ends[p] as usize);
+        &bytes[start..ends[i] as usize]
+    }
+
+    /// Add `token` with `rank` (a token read twice keeps the later rank,
+    /// as a map's insert would); `None` when the vocabulary outgrows
+    /// 32-bit offsets.
+    fn insert(&mut self, token: &[u8], rank: Rank) -> Option<()> {
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        if let Some(&i) = self
+            .table
+            .find(Self::hash(token), |&i| Self::token(bytes, ends, i) == token)
+        {
+            self.ranks[i as usize] = rank;
+            return Some(());
+        }
+        let entry = u32::try_from(self.ranks.len()).ok()?;
+        self.bytes.extend_from_slice(token);
+        self.ends.push(u32::try_from(self.bytes.len()).ok()?);
+        self.ranks.push(rank);
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        self.table.insert_unique(Self::hash(token), entry, |&i| {
+            Self::hash(Self::token(bytes, ends, i))
+        });
+        Some(())
+    }
+
+    fn get(&self, token: &[u8]) -> Option<Rank> {
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        self.table
+            .find(Self::hash(token), |&i| Self::token(bytes, ends, i) == token)
+            .map(|&i| self.ranks[i as usize])
+    }
+
+    fn len(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// Give back what building left spare.
+    fn shrink(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        self.ranks.shrink_to_fit();
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        self.table
+            .shrink_to_fit(|&i| Self::hash(Self::token(bytes, ends, i)));
+    }
 }
 
 impl Counter {
@@ -150,14 +235,14 @@ impl Counter {
             .into_iter()
             .flat_map(|s| bpe.encode_with_special_tokens(s))
             .collect();
-        let mut ranks = FxHashMap::default();
+        let mut ranks = Ranks::new();
         let mut misses = 0;
         let mut rank: Rank = 0;
         // Ids are dense with a few gaps; stop after a long run of misses.
         while misses < 4096 {
             match bpe.decode_bytes(&[rank]) {
                 Ok(bytes) if !special.contains(&rank) => {
-                    ranks.insert(bytes, rank);
+                    ranks.insert(&bytes, rank)?;
                     misses = 0;
                 }
                 _ => misses += 1,
@@ -165,7 +250,8 @@ impl Counter {
             rank = rank.checked_add(1)?;
         }
         // Every single byte must be a token, or BPE cannot finish a piece.
-        let complete = (0..=255u8).all(|b| ranks.contains_key([b].as_slice()));
+        let complete = (0..=255u8).all(|b| ranks.get(&[b]).is_some());
+        ranks.shrink();
         (complete && ranks.len() > 50_000).then_some(Self {
             split,
             encoding,
@@ -203,11 +289,7 @@ impl Counter {
             return 0;
         }
         if bytes.len() < HUGE_PIECE {
-            return tiktoken_rs::byte_pair_split(bytes, &self.ranks)
-                .iter()
-                .take(want)
-                .map(|p| p.len())
-                .sum();
+            return merge_small(bytes, &self.ranks).into_iter().take(want).sum();
         }
         merge_large(bytes, &self.ranks).into_iter().take(want).sum()
     }
@@ -263,16 +345,16 @@ impl Counter {
         let bytes = piece.as_bytes();
         if bytes.is_empty() {
             0
-        } else if bytes.len() == 1 || self.ranks.contains_key(bytes) {
+        } else if bytes.len() == 1 || self.ranks.get(bytes).is_some() {
             1
         } else if bytes.len() < MEMO_PIECE {
             *merged.get_or_insert_with(
                 bytes,
                 |b| b.into(),
-                || tiktoken_rs::byte_pair_split(bytes, &self.ranks).len(),
+                || merge_small(bytes, &self.ranks).len(),
             )
         } else if bytes.len() < HUGE_PIECE {
-            tiktoken_rs::byte_pair_split(bytes, &self.ranks).len()
+            merge_small(bytes, &self.ranks).len()
         } else {
             merge_large(bytes, &self.ranks).len()
         }
@@ -280,7 +362,41 @@ impl Counter {
 }
 
 /// The byte lengths of the tokens byte-pair encoding makes of `piece`
-/// (two bytes or more): the merges `byte_pair_split` makes, in the same
+/// (two bytes or more), for pieces under [`HUGE_PIECE`] bytes: a scan for
+/// the lowest-ranked pair per merge (the leftmost of equal ranks), quick
+/// on the short pieces text is mostly made of. The merges tiktoken-rs's
+/// `byte_pair_split` makes; the tests compare the two.
+fn merge_small(piece: &[u8], ranks: &Ranks) -> Vec<usize> {
+    // (start of a part, rank of it joined with the next part).
+    let rank_of = |parts: &[(usize, Rank)], i: usize| -> Rank {
+        match (parts.get(i), parts.get(i + 2)) {
+            (Some(&(start, _)), Some(&(stop, _))) => {
+                ranks.get(&piece[start..stop]).unwrap_or(Rank::MAX)
+            }
+            _ => Rank::MAX,
+        }
+    };
+    let mut parts: Vec<(usize, Rank)> = (0..=piece.len()).map(|i| (i, Rank::MAX)).collect();
+    for i in 0..parts.len() {
+        parts[i].1 = rank_of(&parts, i);
+    }
+    while let Some((at, _)) = parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.1 != Rank::MAX)
+        .min_by_key(|(i, p)| (p.1, *i))
+    {
+        parts.remove(at + 1);
+        parts[at].1 = rank_of(&parts, at);
+        if let Some(before) = at.checked_sub(1) {
+            parts[before].1 = rank_of(&parts, before);
+        }
+    }
+    parts.windows(2).map(|w| w[1].0 - w[0].0).collect()
+}
+
+/// The byte lengths of the tokens byte-pair encoding makes of `piece`
+/// (two bytes or more): the merges [`merge_small`] makes, in the same
 /// order, found with a heap in n log n instead of a scan per merge.
 ///
 /// BPE merges the adjacent pair of parts whose joined bytes have the
@@ -290,7 +406,7 @@ impl Counter {
 /// part has since changed is skipped when it comes up (`pair[start]` no
 /// longer holds its rank: a part only grows, so its pair's bytes, and
 /// with them the rank, change whenever a neighbour merges).
-fn merge_large(piece: &[u8], ranks: &FxHashMap<Vec<u8>, Rank>) -> Vec<usize> {
+fn merge_large(piece: &[u8], ranks: &Ranks) -> Vec<usize> {
     let n = piece.len();
     // `end[i]`: one past the last byte of the part starting at `i` (the
     // next part's start, or `n`); `prev[i]`: the part before it.
@@ -299,7 +415,7 @@ fn merge_large(piece: &[u8], ranks: &FxHashMap<Vec<u8>, Rank>) -> Vec<usize> {
     let pair_rank = |end: &[usize], start: usize| -> Option<Rank> {
         let right = *end.get(start)?;
         let stop = *end.get(right)?;
-        ranks.get(&piece[start..stop]).copied()
+        ranks.get(&piece[start..stop])
     };
     let mut pair: Vec<Option<Rank>> = (0..n).map(|i| pair_rank(&end, i)).collect();
     let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = pair
@@ -354,28 +470,61 @@ fn gives_back_last_space(piece: &str) -> bool {
 mod tests {
     use super::super::{Encoding, Tokenizer, tokenizer};
     use super::*;
+    use rustc_hash::FxHashMap;
+    use std::sync::OnceLock;
 
-    fn ranks(encoding: Encoding) -> &'static FxHashMap<Vec<u8>, Rank> {
+    const ENCODINGS: [Encoding; 3] = [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Qwen2];
+
+    fn ranks(encoding: Encoding) -> &'static Ranks {
         match tokenizer(encoding) {
             Some(Tokenizer::Fast(counter)) => &counter.ranks,
             _ => panic!("{encoding:?} has no fast counter"),
         }
     }
 
-    /// The heap merges what the quadratic merge does, token for token.
+    /// The vocabulary as tiktoken-rs's `byte_pair_split` takes it.
+    fn map(encoding: Encoding) -> &'static FxHashMap<Vec<u8>, Rank> {
+        static MAPS: [OnceLock<FxHashMap<Vec<u8>, Rank>>; 4] = [const { OnceLock::new() }; 4];
+        MAPS[encoding.slot()].get_or_init(|| {
+            let r = ranks(encoding);
+            (0..r.len())
+                .map(|i| {
+                    let i = u32::try_from(i).expect("small");
+                    (
+                        Ranks::token(&r.bytes, &r.ends, i).to_vec(),
+                        r.ranks[i as usize],
+                    )
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn the_table_holds_the_vocabulary() {
+        for encoding in ENCODINGS {
+            let (table, map) = (ranks(encoding), map(encoding));
+            assert_eq!(table.len(), map.len(), "{encoding:?}");
+            assert!(map.iter().all(|(t, r)| table.get(t) == Some(*r)));
+            assert_eq!(table.get(b""), None);
+            assert_eq!(table.get("no such token, surely".as_bytes()), None);
+        }
+    }
+
+    /// Both merges make what tiktoken-rs's makes, token for token.
     fn same_merges(piece: &[u8]) {
-        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Qwen2] {
-            let ranks = ranks(encoding);
-            let quadratic: Vec<usize> = tiktoken_rs::byte_pair_split(piece, ranks)
+        for encoding in ENCODINGS {
+            let theirs: Vec<usize> = tiktoken_rs::byte_pair_split(piece, map(encoding))
                 .iter()
                 .map(|p| p.len())
                 .collect();
-            assert_eq!(merge_large(piece, ranks), quadratic, "{encoding:?}");
+            let table = ranks(encoding);
+            assert_eq!(merge_small(piece, table), theirs, "{encoding:?} small");
+            assert_eq!(merge_large(piece, table), theirs, "{encoding:?} large");
         }
     }
 
     #[test]
-    fn heap_merges_equal_quadratic_ones_on_runs() {
+    fn merges_equal_tiktokens_on_runs() {
         for piece in [
             "ab".to_owned(),
             "aaaaaaaaaaaaaaaaaaaaaaaaa".to_owned(),
@@ -406,7 +555,7 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn heap_merges_equal_quadratic_ones(
+        fn merges_equal_tiktokens(
             parts in proptest::collection::vec(
                 proptest::sample::select(vec![
                     "a", "b", "e", "t", "th", "the", "ing", "er", "aa", "zz", "q", "é", "ß", "日",
