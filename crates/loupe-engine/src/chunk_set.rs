@@ -4,10 +4,8 @@
 //! live, and an open project holds one for its whole life. Chunk ids are
 //! content ids (`catalog::content_id`: 52 bits of a hash, spread over the
 //! whole range), so a hash set is the compact form: 4.7 MB for the vendor
-//! corpus's 432,140 chunks. A bit per id up to the largest (session 33,
-//! on the belief that ids were dense row ids) sent every content id to
-//! the ordered set kept beside the bits for far ids: 6.7 to 10.5 MB, found in a
-//! heap profile (BENCHMARKS.md, session 35).
+//! corpus's 432,140 chunks. (A bit set, on the belief that ids were dense
+//! row ids, kept them all in its overflow set: BENCHMARKS.md, session 35.)
 
 use loupe_assemble::ChunkId;
 use rustc_hash::FxHashSet;

@@ -173,15 +173,24 @@ impl Ranks {
         &bytes[start..ends[i] as usize]
     }
 
+    /// The entry holding `token`'s bytes.
+    fn entry(&self, token: &[u8]) -> Option<u32> {
+        let (bytes, ends) = (&self.bytes, &self.ends);
+        self.table
+            .find(Self::hash(token), |&i| Self::token(bytes, ends, i) == token)
+            .copied()
+    }
+
+    /// An entry's hash, for the table's growth.
+    fn rehash<'r>(bytes: &'r [u8], ends: &'r [u32]) -> impl Fn(&u32) -> u64 + 'r {
+        move |&i| Self::hash(Self::token(bytes, ends, i))
+    }
+
     /// Add `token` with `rank` (a token read twice keeps the later rank,
     /// as a map's insert would); `None` when the vocabulary outgrows
     /// 32-bit offsets.
     fn insert(&mut self, token: &[u8], rank: Rank) -> Option<()> {
-        let (bytes, ends) = (&self.bytes, &self.ends);
-        if let Some(&i) = self
-            .table
-            .find(Self::hash(token), |&i| Self::token(bytes, ends, i) == token)
-        {
+        if let Some(i) = self.entry(token) {
             self.ranks[i as usize] = rank;
             return Some(());
         }
@@ -189,18 +198,16 @@ impl Ranks {
         self.bytes.extend_from_slice(token);
         self.ends.push(u32::try_from(self.bytes.len()).ok()?);
         self.ranks.push(rank);
-        let (bytes, ends) = (&self.bytes, &self.ends);
-        self.table.insert_unique(Self::hash(token), entry, |&i| {
-            Self::hash(Self::token(bytes, ends, i))
-        });
+        self.table.insert_unique(
+            Self::hash(token),
+            entry,
+            Self::rehash(&self.bytes, &self.ends),
+        );
         Some(())
     }
 
     fn get(&self, token: &[u8]) -> Option<Rank> {
-        let (bytes, ends) = (&self.bytes, &self.ends);
-        self.table
-            .find(Self::hash(token), |&i| Self::token(bytes, ends, i) == token)
-            .map(|&i| self.ranks[i as usize])
+        self.entry(token).map(|i| self.ranks[i as usize])
     }
 
     fn len(&self) -> usize {
@@ -212,9 +219,8 @@ impl Ranks {
         self.bytes.shrink_to_fit();
         self.ends.shrink_to_fit();
         self.ranks.shrink_to_fit();
-        let (bytes, ends) = (&self.bytes, &self.ends);
         self.table
-            .shrink_to_fit(|&i| Self::hash(Self::token(bytes, ends, i)));
+            .shrink_to_fit(Self::rehash(&self.bytes, &self.ends));
     }
 }
 
