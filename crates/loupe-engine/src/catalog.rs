@@ -1267,15 +1267,45 @@ mod tests {
             .map(|i| file(&format!("f{i}.rs"), &format!("fun{i}"), "callee"))
             .collect();
         let mut staging = catalog.begin().await.expect("begin");
+        // A temporary table lives on its connection only: it marks the
+        // step's connection among the pool's.
+        sqlx::query("CREATE TEMP TABLE step_marker (x)")
+            .persistent(false)
+            .execute(&mut *staging.tx)
+            .await
+            .expect("mark");
         staging.insert(files).await.expect("insert");
         staging.remove(&["f1.rs".to_owned()]).await.expect("remove");
         assert!(staging.tx.cached_statements_size() > 3);
         staging.commit().await.expect("commit");
-        // One connection served every step, so it is the one handed out.
-        assert_eq!(catalog.pool.size(), 1);
-        let conn = catalog.pool.acquire().await.expect("connection");
-        assert_eq!(conn.cached_statements_size(), 0);
-        drop(conn);
+        // A dropped connection goes back to the pool from a task of its
+        // own; then every connection is held at once, so each is seen.
+        for _ in 0..500 {
+            if catalog.pool.num_idle() == catalog.pool.size() as usize {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let mut held = Vec::new();
+        for _ in 0..catalog.pool.size() {
+            held.push(catalog.pool.acquire().await.expect("connection"));
+        }
+        let mut marked = Vec::new();
+        for conn in &mut held {
+            let cached = conn.cached_statements_size();
+            let (is_step,): (bool,) = sqlx::query_as(
+                "SELECT count(*) > 0 FROM temp.sqlite_master WHERE name = 'step_marker'",
+            )
+            .persistent(false)
+            .fetch_one(&mut **conn)
+            .await
+            .expect("look for the marker");
+            if is_step {
+                marked.push(cached);
+            }
+        }
+        assert_eq!(marked, vec![0], "statements on the step's connection");
+        drop(held);
         assert_eq!(catalog.counts().await.expect("counts"), (1499, 1499));
         catalog.close().await;
     }
