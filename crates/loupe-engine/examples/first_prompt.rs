@@ -130,12 +130,69 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "tokens": again.assembly.report.used,
         "rss_after_kb": rss_after_kb,
         "rss_idle_kb": resident_kb(),
+        "allocator_kb": allocator_kb(),
+        "resident_by_mapping_kb": resident_by_mapping(),
     });
     println!("{line}");
     // Out with everything still held: a heap profile's final dump (a
     // `heap-profile` build run with `MALLOC_CONF=prof:true,prof_final:true`)
     // then shows what the idle engine keeps, not what dropping it leaves.
     std::process::exit(0)
+}
+
+/// jemalloc's own account in KiB: bytes the program holds (`allocated`),
+/// pages of slabs with anything live (`active`), pages it has not given
+/// back (`resident`, which also holds its `metadata`). Only a
+/// `heap-profile` build keeps these statistics.
+fn allocator_kb() -> serde_json::Value {
+    #[cfg(all(feature = "heap-profile", not(target_env = "msvc")))]
+    {
+        use tikv_jemalloc_ctl::{epoch, stats};
+        if epoch::advance().is_err() {
+            return serde_json::Value::Null;
+        }
+        let kb = |r: tikv_jemalloc_ctl::Result<usize>| r.ok().map(|b| b / 1024);
+        serde_json::json!({
+            "allocated": kb(stats::allocated::read()),
+            "active": kb(stats::active::read()),
+            "resident": kb(stats::resident::read()),
+            "metadata": kb(stats::metadata::read()),
+        })
+    }
+    #[cfg(not(all(feature = "heap-profile", not(target_env = "msvc"))))]
+    serde_json::Value::Null
+}
+
+/// The eight mappings (a file, the lexical index's files of one kind, or
+/// `[heap]`, `[anon]`, …) that hold the most resident KiB, from
+/// `/proc/self/smaps`.
+fn resident_by_mapping() -> Vec<(String, u64)> {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return Vec::new();
+    };
+    let mut by_name = std::collections::HashMap::<String, u64>::new();
+    let mut name = String::new();
+    for line in smaps.lines() {
+        if let Some(kb) = line.strip_prefix("Rss:") {
+            let kb: u64 = kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            *by_name.entry(name.clone()).or_default() += kb;
+        } else if line.split_whitespace().next().is_some_and(|f| f.contains('-')) {
+            // A mapping's header: range, perms, offset, device, inode, [path].
+            let path = line.split_whitespace().nth(5).unwrap_or("[anon]");
+            // The lexical index's files by kind (`*.term`, `*.idx`, …).
+            name = match path.split_once("/lexical/") {
+                Some((_, file)) => format!(
+                    "lexical *.{}",
+                    file.rsplit_once('.').map_or("", |(_, ext)| ext)
+                ),
+                None => path.to_owned(),
+            };
+        }
+    }
+    let mut top: Vec<(String, u64)> = by_name.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1));
+    top.truncate(8);
+    top
 }
 
 /// `VmRSS` of this process in KiB, from `/proc/self/status`.
