@@ -176,7 +176,11 @@ fn resident_by_mapping() -> Vec<(String, u64)> {
         if let Some(kb) = line.strip_prefix("Rss:") {
             let kb: u64 = kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
             *by_name.entry(name.clone()).or_default() += kb;
-        } else if line.split_whitespace().next().is_some_and(|f| f.contains('-')) {
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('-'))
+        {
             // A mapping's header: range, perms, offset, device, inode, [path].
             let path = line.split_whitespace().nth(5).unwrap_or("[anon]");
             // The lexical index's files by kind (`*.term`, `*.idx`, …).
@@ -190,7 +194,7 @@ fn resident_by_mapping() -> Vec<(String, u64)> {
         }
     }
     let mut top: Vec<(String, u64)> = by_name.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1));
+    top.sort_by_key(|m| std::cmp::Reverse(m.1));
     top.truncate(8);
     top
 }
