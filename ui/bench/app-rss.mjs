@@ -11,7 +11,9 @@
 // one measures a first open (which indexes first: minutes on a big corpus).
 // OPENED_IDLE=1 also measures the app idle once the project is open,
 // before the question is typed (`unasked_*`); SMAPS_OUT=PREFIX keeps the
-// app's smaps at each measurement.
+// app's smaps at each measurement. The app's entry in `processes` lists
+// the mappings holding the most of it (`by_mapping_kb`: the binary,
+// `libLLVM-15.so.1`, `lexical *.term`, `[anon]`, …).
 
 import { readFileSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
 import { startApp, stopGroup, UI_TIMEOUT_MS } from '../tests/e2e/driver.mjs';
@@ -86,7 +88,30 @@ function measure(label) {
   for (let i = 0; i < tree.length; i++) {
     for (const p of all) if (p.ppid === tree[i]) tree.push(p.pid);
   }
-  return tree.map(memory);
+  const measured = tree.map(memory);
+  measured[0].by_mapping_kb = byMapping(root);
+  return measured;
+}
+
+/** The eight mappings of `pid` that hold the most resident KiB: a file by
+ * its name (the app binary, `libLLVM-15.so.1`, …), the lexical index's
+ * files by kind (`lexical *.term`), or `[anon]`, `[heap]`, …, from
+ * /proc/PID/smaps. */
+function byMapping(pid) {
+  const kb = new Map();
+  let name = '[anon]';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = line.match(/^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/);
+    if (header) {
+      const path = header[1] || '[anon]';
+      const lexical = path.match(/\/lexical\/[^/]*\.(\w+)$/);
+      name = lexical ? `lexical *.${lexical[1]}` : path.slice(path.lastIndexOf('/') + 1) || path;
+      continue;
+    }
+    const rss = line.match(/^Rss:\s+(\d+) kB/);
+    if (rss) kb.set(name, (kb.get(name) ?? 0) + Number(rss[1]));
+  }
+  return [...kb].sort((a, b) => b[1] - a[1]).slice(0, 8);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
