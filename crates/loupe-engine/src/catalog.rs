@@ -1201,6 +1201,16 @@ async fn bump_generation(tx: &mut Transaction<'_, Sqlite>) -> Result<u64> {
 mod tests {
     use super::*;
 
+    /// An empty catalog in a temporary directory, which lives as long as
+    /// the returned guard.
+    async fn scratch_catalog() -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
+            .await
+            .expect("open");
+        (dir, catalog)
+    }
+
     /// (name, definition) of every explicit index.
     async fn indexes(catalog: &Catalog) -> Vec<(String, String)> {
         sqlx::query_as(
@@ -1259,10 +1269,7 @@ mod tests {
     /// 10,000 parameters hold megabytes of compiled program each.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_commit_leaves_no_statement_prepared() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
-            .await
-            .expect("open");
+        let (_dir, catalog) = scratch_catalog().await;
         let files: Vec<FileUpdate> = (0..1500)
             .map(|i| file(&format!("f{i}.rs"), &format!("fun{i}"), "callee"))
             .collect();
@@ -1316,10 +1323,7 @@ mod tests {
     /// step on a catalog that has files keeps them as they are.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_bulk_load_builds_its_indexes_again_and_a_rollback_keeps_them() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
-            .await
-            .expect("open");
+        let (_dir, catalog) = scratch_catalog().await;
         let before = indexes(&catalog).await;
         for name in ["chunks_hash", "refs_name_chunk", "symbols_name_chunk"] {
             assert!(before.iter().any(|(n, _)| n == name), "{name}: {before:?}");
@@ -1385,10 +1389,7 @@ mod tests {
     /// asked in; an id naming nothing is left out.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn chunks_read_in_halves_come_back_each_once() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
-            .await
-            .expect("open");
+        let (_dir, catalog) = scratch_catalog().await;
         let n = 4 * PARALLEL_READ_MIN + 31;
         let files: Vec<FileUpdate> = (0..n)
             .map(|i| file(&format!("f{i}.rs"), &format!("name{i}"), "x"))
@@ -1425,10 +1426,7 @@ mod tests {
     /// id order, and stops on an empty page.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn vectors_page_through_every_chunk_in_id_order() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let catalog = Catalog::open(&dir.path().join("catalog.sqlite"))
-            .await
-            .expect("open");
+        let (_dir, catalog) = scratch_catalog().await;
         let files: Vec<FileUpdate> = (0..5)
             .map(|i| file(&format!("f{i}.rs"), &format!("name{i}"), "x"))
             .collect();
