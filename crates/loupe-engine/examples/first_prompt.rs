@@ -132,7 +132,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rss_idle_kb": resident_kb(),
         "allocator_kb": allocator_kb(),
         "resident_by_mapping_kb": resident_by_mapping(),
-        "code_model_resident_kb": code_model_resident_kb(),
+        "code_model_in_binary_resident_kb": code_model_resident_kb(),
     });
     println!("{line}");
     // Out with everything still held: a heap profile's final dump (a
@@ -200,10 +200,11 @@ fn resident_by_mapping() -> Vec<(String, u64)> {
     top
 }
 
-/// KiB of the shipped code model's pages that are resident, and KiB of
-/// pages it spans: the present bits of its pages in `/proc/self/pagemap`
-/// (4 KiB pages; the model is compiled into the binary and read in
-/// place, so an index run that embeds every chunk pages all of it in).
+/// KiB of the binary's copy of the shipped code model that are resident,
+/// and KiB of pages it spans: the present bits of its pages in
+/// `/proc/self/pagemap` (4 KiB pages). The copy is read in place when the
+/// model's file is not found, and then an index run that embeds every
+/// chunk pages all of it in; with the file found, nothing reads it.
 fn code_model_resident_kb() -> Option<(u64, u64)> {
     use std::io::{Read, Seek, SeekFrom};
     const PAGE: u64 = 4096;

@@ -13,7 +13,7 @@ mod code;
 mod distill;
 mod table;
 
-pub use code::{CodeEmbedder, CodeModel, code_words};
+pub use code::{CodeEmbedder, CodeModel, SHIPPED_FILE_NAME, code_words, shipped_file_candidates};
 pub use distill::{
     MEAN_TXT, SAVE_INTERVAL, StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, models_dir,
     shipped_mean, table_id,
@@ -46,7 +46,17 @@ pub trait Embedder: Send + Sync {
     fn caches_vectors(&self) -> bool {
         true
     }
+    /// Called by an index run before it embeds `texts` texts in batches;
+    /// what it returns is dropped when the run ends. A model that reads its
+    /// weights from disk as it needs them keeps them in memory while the
+    /// hold lives, for a run large enough to pay for reading them whole.
+    fn hold(&self, _texts: usize) -> Option<Hold> {
+        None
+    }
 }
+
+/// What [`Embedder::hold`] keeps alive for an index run.
+pub type Hold = Box<dyn std::any::Any + Send + Sync>;
 
 /// The text embedded for a chunk: its path and symbol, then its content, cut
 /// at a char boundary.

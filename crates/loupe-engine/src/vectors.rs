@@ -527,7 +527,7 @@ fn fields(record: &[u8]) -> (ChunkId, f32, &[u8]) {
 }
 
 /// Fill `buf` from `file` at `offset`.
-fn read_at(file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_at(file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)

@@ -3,7 +3,9 @@
 //! (commit message or pull-request text → changed chunk) pairs mined from
 //! public repositories (TRAINING.md). Embedding a text is splitting it into
 //! [`code_words`] and summing their rows; there is no network, no download
-//! and no first-run work: the table ships compiled into the binary.
+//! and no first-run work: the table ships with the binary, in a file beside
+//! it (a question reads only its words' rows from disk) and compiled into
+//! it (used where the file is missing; see [`CodeModel::shipped`]).
 //!
 //! **Words** ([`code_words`]): the ASCII identifier runs of the text
 //! (`[A-Za-z0-9_]+`; a run with a non-ASCII letter is skipped), split at underscores and at case changes
@@ -35,10 +37,12 @@
 //!
 //! Provenance, licence and measurements: `assets/code-vectors.md`.
 
-use super::Embedder;
+use super::{Embedder, Hold};
 use crate::{Error, Result};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 /// The shipped model file (see the module doc for its layout). A static,
 /// not a const: each use of a const may get its own copy of the 16 MB.
@@ -132,52 +136,266 @@ fn push_part(part: &str, out: &mut Vec<String>) {
     }
 }
 
-/// A decoded model file: the vocabulary and one f32 row per word.
+/// A decoded model file: the vocabulary and one int8 row per word.
 #[derive(Clone, Debug)]
 pub struct CodeModel {
     /// Coordinates per row.
     pub dim: usize,
     /// Word → row.
     index: HashMap<String, u32>,
-    /// `rows × dim` int8 coordinates (as bytes), row-major, as stored;
-    /// pooling scales them on the fly. The shipped model's are borrowed
-    /// from the binary rather than copied (15 MB): only the rows a text
-    /// uses are paged in, and the kernel can drop them again.
-    quantized: Cow<'static, [u8]>,
+    /// The `rows × dim` int8 coordinates, row-major, as stored; pooling
+    /// scales them on the fly.
+    rows: Rows,
     /// One scale per row.
     scales: Vec<f32>,
     /// `loupe-code:` and a hash of the file bytes and the words version.
     id: String,
 }
 
+/// Where a model's coordinates are read from.
+#[derive(Clone, Debug)]
+enum Rows {
+    /// In memory: the binary's copy of the shipped model (borrowed, read in
+    /// place), or a file decoded from bytes (owned).
+    Memory(Cow<'static, [u8]>),
+    /// The shipped model's file on disk ([`CodeModel::shipped`]).
+    File(std::sync::Arc<FileRows>),
+}
+
+/// The shipped model's coordinates in its file: a question reads the rows
+/// of its words (a few hundred bytes each, through the page cache, which
+/// is not the process's memory); an index run, which needs every row,
+/// reads them whole while it holds them ([`Embedder::hold`]).
+#[derive(Debug)]
+struct FileRows {
+    file: std::fs::File,
+    /// Byte offset of row 0, the same in the file and in [`SHIPPED`]
+    /// (the file was checked to be those bytes).
+    at: usize,
+    /// `rows × dim`.
+    len: usize,
+    /// The rows read whole, while an index run holds them.
+    held: Mutex<Weak<Vec<u8>>>,
+}
+
+/// Where a batch's rows come from: chosen once per batch.
+enum RowSource<'a> {
+    Memory(&'a [u8]),
+    Held(Arc<Vec<u8>>),
+    File(&'a FileRows),
+}
+
+impl RowSource<'_> {
+    /// Row `r` (`dim` bytes), read into `buf` when it comes from disk.
+    fn row<'b>(&'b self, r: usize, dim: usize, buf: &'b mut Vec<u8>) -> &'b [u8] {
+        let span = r * dim..(r + 1) * dim;
+        match self {
+            RowSource::Memory(bytes) => &bytes[span],
+            RowSource::Held(bytes) => &bytes[span],
+            RowSource::File(f) => {
+                buf.resize(dim, 0);
+                match crate::vectors::read_at(&f.file, buf, (f.at + span.start) as u64) {
+                    Ok(()) => buf,
+                    // The file went bad under an open model (truncated in
+                    // place): its bytes were checked to be the binary's,
+                    // so the binary's copy of the row is the same row.
+                    Err(e) => {
+                        tracing::warn!(
+                            "reading the code model's file: {e}; using the binary's copy"
+                        );
+                        &SHIPPED[f.at + span.start..f.at + span.end]
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The shipped model file's name, beside an installed binary and in the
+/// source tree.
+pub const SHIPPED_FILE_NAME: &str = "code-vectors.bin";
+
+/// An index run embedding fewer texts than this reads the rows it needs
+/// one by one rather than the file whole: a text has a few dozen distinct
+/// words, and reading 16 MB costs about what 10,000 row reads do.
+const HOLD_MIN_TEXTS: usize = 256;
+
+/// Where [`CodeModel::shipped`] looks for the model's file, in order:
+/// beside an installed binary (`/usr/bin/loupe` → `/usr/share/loupe/`,
+/// where the `.deb` puts it), then in the source tree the binary was built
+/// from (a development build, the tests).
+pub fn shipped_file_candidates() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(bin) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        out.push(bin.join("../share/loupe").join(SHIPPED_FILE_NAME));
+    }
+    out.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets")
+            .join(SHIPPED_FILE_NAME),
+    );
+    out
+}
+
+/// A model file's parts before its coordinates.
+struct Head {
+    dim: usize,
+    rows: usize,
+    index: HashMap<String, u32>,
+    scales: Vec<f32>,
+    /// Byte offset of row 0.
+    rows_at: usize,
+}
+
+impl Head {
+    /// Bytes of the whole file.
+    fn file_len(&self) -> usize {
+        self.rows_at + self.rows * self.dim
+    }
+}
+
+/// Bytes of a model file before its vocabulary.
+const HEADER_BYTES: usize = 20;
+
+fn bad(what: &str) -> Error {
+    Error::Embed(format!("code vectors file: {what}"))
+}
+
 impl CodeModel {
-    /// The model compiled into the binary.
+    /// The shipped model: read from its file where one of
+    /// [`shipped_file_candidates`] holds the very bytes compiled into the
+    /// binary, so that only the rows in use are ever in the process's
+    /// memory; otherwise (a binary copied away from its package or source
+    /// tree) from the binary's own copy, read in place, which pages in
+    /// whatever is read and keeps it resident (all 16 MB after an index
+    /// run: BENCHMARKS.md, session 36).
     pub fn shipped() -> Result<Self> {
-        Self::decode(SHIPPED, SHIPPED_HASH, Cow::Borrowed)
+        for path in shipped_file_candidates() {
+            match Self::open_shipped_file(&path) {
+                Ok(Some(model)) => return Ok(model),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(path = %path.display(), "{e}; using the binary's copy"),
+            }
+        }
+        Self::in_binary()
+    }
+
+    /// The shipped model read from the binary's copy only.
+    pub fn in_binary() -> Result<Self> {
+        let head = Self::decode_head(SHIPPED)?;
+        Self::assemble(head, SHIPPED, SHIPPED_HASH, Cow::Borrowed)
+    }
+
+    /// The shipped model from `path` if the file there is the binary's
+    /// model byte for byte (`None`: no file there).
+    pub fn open_shipped_file(path: &Path) -> Result<Option<Self>> {
+        use std::io::Read;
+        let mut file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(bad(&format!("{}: {e}", path.display()))),
+        };
+        let io = |e: std::io::Error| bad(&format!("{}: {e}", path.display()));
+        let len = file.metadata().map_err(io)?.len();
+        if len != SHIPPED.len() as u64 {
+            return Err(bad(&format!(
+                "{} is not the model this binary was built with ({len} bytes, not {})",
+                path.display(),
+                SHIPPED.len()
+            )));
+        }
+        // The whole file, through a small buffer: its pages stay in the
+        // page cache, not in this process.
+        let mut hasher = blake3::Hasher::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match file.read(&mut buf).map_err(io)? {
+                0 => break,
+                n => {
+                    hasher.update(&buf[..n]);
+                }
+            }
+        }
+        if hasher.finalize().to_hex()[..16] != *SHIPPED_HASH {
+            return Err(bad(&format!(
+                "{} is not the model this binary was built with (its hash differs)",
+                path.display()
+            )));
+        }
+        let mut header = [0u8; HEADER_BYTES];
+        crate::vectors::read_at(&file, &mut header, 0).map_err(io)?;
+        let field = |at: usize| {
+            u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+                as usize
+        };
+        let head_len = HEADER_BYTES + field(16) + field(12) * 4;
+        let mut head_bytes = vec![0u8; head_len.min(SHIPPED.len())];
+        crate::vectors::read_at(&file, &mut head_bytes, 0).map_err(io)?;
+        let head = Self::decode_head(&head_bytes)?;
+        let rows = Rows::File(Arc::new(FileRows {
+            file,
+            at: head.rows_at,
+            len: head.rows * head.dim,
+            held: Mutex::new(Weak::new()),
+        }));
+        Ok(Some(Self::with_rows(head, rows, SHIPPED_HASH)))
     }
 
     /// The shipped model file as the binary holds it, for measuring how
-    /// much of it is resident (`examples/first_prompt`). The model is
-    /// read in place: whatever reads these bytes pages them in.
+    /// much of it is resident (`examples/first_prompt`).
     pub fn shipped_file() -> &'static [u8] {
         SHIPPED
+    }
+
+    /// Whether the coordinates are read from a file on disk (the shipped
+    /// model's, found beside the binary or in its source tree).
+    pub fn reads_from_file(&self) -> bool {
+        matches!(self.rows, Rows::File(_))
     }
 
     /// Decode a model file, checking every length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let hash = blake3::hash(bytes).to_hex();
-        Self::decode(bytes, &hash[..16], |rows| Cow::Owned(rows.to_vec()))
+        let head = Self::decode_head(bytes)?;
+        Self::assemble(head, bytes, &hash[..16], |rows| Cow::Owned(rows.to_vec()))
     }
 
-    /// Decode `bytes`, whose hash (16 hex digits) is `hash`; `keep` turns
-    /// the coordinates' bytes into the model's own (borrowed when they live
-    /// as long as the program).
-    fn decode<'a>(
+    /// The model of a whole file's `bytes`, whose parts before the
+    /// coordinates are `head` and whose hash (16 hex digits) is `hash`;
+    /// `keep` turns the coordinates' bytes into the model's own (borrowed
+    /// when they live as long as the program).
+    fn assemble<'a>(
+        head: Head,
         bytes: &'a [u8],
         hash: &str,
         keep: impl FnOnce(&'a [u8]) -> Cow<'static, [u8]>,
     ) -> Result<Self> {
-        let bad = |what: &str| Error::Embed(format!("code vectors file: {what}"));
+        if bytes.len() < head.file_len() {
+            return Err(bad("truncated"));
+        }
+        if bytes.len() > head.file_len() {
+            return Err(bad("trailing bytes"));
+        }
+        let rows = Rows::Memory(keep(&bytes[head.rows_at..]));
+        Ok(Self::with_rows(head, rows, hash))
+    }
+
+    fn with_rows(head: Head, rows: Rows, hash: &str) -> Self {
+        Self {
+            dim: head.dim,
+            index: head.index,
+            rows,
+            scales: head.scales,
+            id: format!("loupe-code:{hash}/w{WORDS_VERSION}"),
+        }
+    }
+
+    /// Decode the parts of a model file before its coordinates from
+    /// `bytes`, which hold at least those parts.
+    fn decode_head(bytes: &[u8]) -> Result<Head> {
         let mut at = 0usize;
         let mut take = |n: usize| -> Result<&[u8]> {
             let end = at
@@ -210,10 +428,6 @@ impl CodeModel {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        let quantized = take(rows * dim)?;
-        if at != bytes.len() {
-            return Err(bad("trailing bytes"));
-        }
         if scales.iter().any(|s| !s.is_finite()) {
             return Err(bad("non-finite scale"));
         }
@@ -223,12 +437,12 @@ impl CodeModel {
                 return Err(bad("a word appears twice"));
             }
         }
-        Ok(Self {
+        Ok(Head {
             dim,
+            rows,
             index,
-            quantized: keep(quantized),
             scales,
-            id: format!("loupe-code:{hash}/w{WORDS_VERSION}"),
+            rows_at: at,
         })
     }
 
@@ -244,6 +458,48 @@ impl CodeModel {
 
     /// The pooled, L2-normalized vector of `text`.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
+        self.pool(text, &self.source())
+    }
+
+    /// Where the rows come from now: memory, the rows an index run holds,
+    /// or the file.
+    fn source(&self) -> RowSource<'_> {
+        match &self.rows {
+            Rows::Memory(bytes) => RowSource::Memory(bytes),
+            Rows::File(f) => match held(&f.held).upgrade() {
+                Some(rows) => RowSource::Held(rows),
+                None => RowSource::File(f),
+            },
+        }
+    }
+
+    /// Keep every row in memory until the returned value is dropped (a
+    /// file-backed model's; `None` for one already in memory, or if the
+    /// read fails, when rows are read one by one as before).
+    fn hold(&self) -> Option<Arc<Vec<u8>>> {
+        let Rows::File(f) = &self.rows else {
+            return None;
+        };
+        let mut slot = held(&f.held);
+        if let Some(rows) = slot.upgrade() {
+            return Some(rows);
+        }
+        let mut rows = vec![0u8; f.len];
+        match crate::vectors::read_at(&f.file, &mut rows, f.at as u64) {
+            Ok(()) => {
+                let rows = Arc::new(rows);
+                *slot = Arc::downgrade(&rows);
+                Some(rows)
+            }
+            Err(e) => {
+                tracing::warn!("reading the code model's file: {e}; reading rows one by one");
+                None
+            }
+        }
+    }
+
+    /// [`Self::embed_one`] with the rows from `rows`.
+    fn pool(&self, text: &str, rows: &RowSource<'_>) -> Vec<f32> {
         let mut tf: HashMap<u32, u32> = HashMap::new();
         code_words(text, |w| {
             if let Some(&r) = self.index.get(w) {
@@ -254,11 +510,12 @@ impl CodeModel {
         let mut counts: Vec<(u32, u32)> = tf.into_iter().collect();
         counts.sort_unstable();
         let mut v = vec![0f32; self.dim];
+        let mut buf = Vec::new();
         for (r, n) in counts {
             let r = r as usize;
             let weight = 1.0 + (n as f32).ln();
             let scale = self.scales[r];
-            let row = &self.quantized[r * self.dim..(r + 1) * self.dim];
+            let row = rows.row(r, self.dim, &mut buf);
             // `q × scale` first, as the trainer dequantizes, so the sums match.
             v.iter_mut()
                 .zip(row)
@@ -270,6 +527,13 @@ impl CodeModel {
             self.blank()
         }
     }
+}
+
+/// The held rows' slot, whatever a panicking holder left in it (a weak
+/// reference cannot be left half-written).
+fn held(slot: &Mutex<Weak<Vec<u8>>>) -> std::sync::MutexGuard<'_, Weak<Vec<u8>>> {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// [`CodeModel`] as an [`Embedder`]: cheap enough to run on one core per
@@ -304,7 +568,17 @@ impl Embedder for CodeEmbedder {
     }
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         use rayon::prelude::*;
-        Ok(texts.par_iter().map(|t| self.model.embed_one(t)).collect())
+        let rows = self.model.source();
+        Ok(texts
+            .par_iter()
+            .map(|t| self.model.pool(t, &rows))
+            .collect())
+    }
+    fn hold(&self, texts: usize) -> Option<Hold> {
+        if texts < HOLD_MIN_TEXTS {
+            return None;
+        }
+        self.model.hold().map(|rows| Box::new(rows) as Hold)
     }
     fn caches_vectors(&self) -> bool {
         false
@@ -323,7 +597,7 @@ mod tests {
             &hash[..16],
             "assets/code-vectors.bin changed: set SHIPPED_HASH to its hash"
         );
-        let model = CodeModel::shipped().unwrap();
+        let model = CodeModel::in_binary().unwrap();
         assert_eq!(model.id, CodeModel::from_bytes(SHIPPED).unwrap().id);
     }
 
@@ -434,15 +708,68 @@ mod tests {
 
     #[test]
     fn the_shipped_model_decodes() {
-        let m = CodeModel::shipped().unwrap();
+        let m = CodeModel::in_binary().unwrap();
         assert!(m.dim <= 256 && m.vocabulary_size() > 1000);
         let v = m.embed_one("fn spawn_blocking");
         assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
-        // The rows stay in the binary; a file read at run time is copied,
-        // and both pool alike.
-        assert!(matches!(m.quantized, Cow::Borrowed(_)));
+        // The binary's rows are read in place; a file read at run time is
+        // copied; both pool alike.
+        assert!(matches!(m.rows, Rows::Memory(Cow::Borrowed(_))));
         let copy = CodeModel::from_bytes(SHIPPED).unwrap();
-        assert!(matches!(copy.quantized, Cow::Owned(_)));
+        assert!(matches!(copy.rows, Rows::Memory(Cow::Owned(_))));
         assert_eq!(copy.embed_one("fn spawn_blocking"), v);
+        assert_eq!(copy.id, m.id);
+    }
+
+    /// The tests run from the source tree, where the model's file is.
+    #[test]
+    fn the_shipped_model_reads_its_file_and_pools_alike() {
+        let texts: Vec<String> = ["fn spawn_blocking", "parse an HTTP header", "nothing"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let binary = CodeEmbedder::with_model(CodeModel::in_binary().unwrap());
+        let file = CodeEmbedder::new().unwrap();
+        assert!(file.model.reads_from_file());
+        assert_eq!(file.model_id(), binary.model_id());
+        let want = binary.embed(&texts).unwrap();
+        // Row by row from disk.
+        assert!(file.hold(HOLD_MIN_TEXTS - 1).is_none());
+        assert!(matches!(file.model.source(), RowSource::File(_)));
+        assert_eq!(file.embed(&texts).unwrap(), want);
+        // Whole, while an index run holds the rows; from disk again after.
+        let hold = file.hold(HOLD_MIN_TEXTS).unwrap();
+        assert!(matches!(file.model.source(), RowSource::Held(_)));
+        let again = file.hold(HOLD_MIN_TEXTS).unwrap();
+        assert_eq!(file.embed(&texts).unwrap(), want);
+        drop((hold, again));
+        assert!(matches!(file.model.source(), RowSource::File(_)));
+        // The binary's copy holds nothing.
+        assert!(binary.hold(usize::MAX).is_none());
+    }
+
+    #[test]
+    fn a_file_that_is_not_the_binarys_model_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SHIPPED_FILE_NAME);
+        assert!(CodeModel::open_shipped_file(&path).unwrap().is_none());
+        let mut changed = SHIPPED.to_vec();
+        let last = changed.len() - 1;
+        changed[last] ^= 1;
+        std::fs::write(&path, &changed).unwrap();
+        let err = CodeModel::open_shipped_file(&path).unwrap_err().to_string();
+        assert!(err.contains("hash differs"), "{err}");
+        std::fs::write(&path, &SHIPPED[..SHIPPED.len() / 2]).unwrap();
+        let err = CodeModel::open_shipped_file(&path).unwrap_err().to_string();
+        assert!(err.contains("bytes, not"), "{err}");
+        std::fs::write(&path, SHIPPED).unwrap();
+        let m = CodeModel::open_shipped_file(&path).unwrap().unwrap();
+        assert!(m.reads_from_file());
+        let want = CodeModel::in_binary().unwrap().embed_one("spawn");
+        assert_eq!(m.embed_one("spawn"), want);
+        // Emptied under the open model: the binary's copy of a row is the
+        // same row.
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(m.embed_one("spawn"), want);
     }
 }

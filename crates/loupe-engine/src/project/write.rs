@@ -719,6 +719,8 @@ struct EmbedRun<'a> {
     progress: ProgressSink<'a>,
     done: u64,
     total: u64,
+    /// The model's weights, kept in memory for the run ([`Embedder::hold`]).
+    _hold: Option<crate::embed::Hold>,
 }
 
 impl<'a> EmbedRun<'a> {
@@ -729,6 +731,7 @@ impl<'a> EmbedRun<'a> {
             progress,
             done: 0,
             total: total as u64,
+            _hold: embedder.hold(total),
         };
         run.report();
         run
