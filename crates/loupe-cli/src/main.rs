@@ -46,8 +46,8 @@ pub struct Cli {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EmbedderArg {
     /// Loupe's own code-search vectors (the default): a static model
-    /// trained on fixes mined from public repositories, compiled in (no
-    /// download, no first-run work).
+    /// trained on fixes mined from public repositories, shipped with Loupe
+    /// (no download, no first-run work).
     Code,
     /// The bundled MiniLM model distilled into one vector per token (each
     /// token's vector is distilled the first time a text needs it and kept
