@@ -293,12 +293,15 @@ impl CodeModel {
     /// model byte for byte (`None`: no file there).
     pub fn open_shipped_file(path: &Path) -> Result<Option<Self>> {
         use std::io::Read;
-        let mut file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(bad(&format!("{}: {e}", path.display()))),
-        };
         let io = |e: std::io::Error| bad(&format!("{}: {e}", path.display()));
+        // Checked before the open: opening a FIFO would wait for a writer.
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => return Err(bad(&format!("{} is not a file", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        }
+        let mut file = std::fs::File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len != SHIPPED.len() as u64 {
             return Err(bad(&format!(
@@ -753,6 +756,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(SHIPPED_FILE_NAME);
         assert!(CodeModel::open_shipped_file(&path).unwrap().is_none());
+        std::fs::create_dir(&path).unwrap();
+        let err = CodeModel::open_shipped_file(&path).unwrap_err().to_string();
+        assert!(err.contains("not a file"), "{err}");
+        std::fs::remove_dir(&path).unwrap();
         let mut changed = SHIPPED.to_vec();
         let last = changed.len() - 1;
         changed[last] ^= 1;
