@@ -13,7 +13,7 @@ mod code;
 mod distill;
 mod table;
 
-pub use code::{CodeEmbedder, CodeModel, SHIPPED_FILE_NAME, code_words, shipped_file_candidates};
+pub use code::{CodeEmbedder, CodeModel, code_words};
 pub use distill::{
     MEAN_TXT, SAVE_INTERVAL, StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, models_dir,
     shipped_mean, table_id,

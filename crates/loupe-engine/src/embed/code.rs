@@ -159,7 +159,7 @@ enum Rows {
     /// place), or a file decoded from bytes (owned).
     Memory(Cow<'static, [u8]>),
     /// The shipped model's file on disk ([`CodeModel::shipped`]).
-    File(std::sync::Arc<FileRows>),
+    File(Arc<FileRows>),
 }
 
 /// The shipped model's coordinates in its file: a question reads the rows
@@ -176,6 +176,8 @@ struct FileRows {
     len: usize,
     /// The rows read whole, while an index run holds them.
     held: Mutex<Weak<Vec<u8>>>,
+    /// Whether a failed row read was logged (once is enough).
+    warned: std::sync::atomic::AtomicBool,
 }
 
 /// Where a batch's rows come from: chosen once per batch.
@@ -200,9 +202,11 @@ impl RowSource<'_> {
                     // place): its bytes were checked to be the binary's,
                     // so the binary's copy of the row is the same row.
                     Err(e) => {
-                        tracing::warn!(
-                            "reading the code model's file: {e}; using the binary's copy"
-                        );
+                        if !f.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                            tracing::warn!(
+                                "reading the code model's file: {e}; using the binary's copy"
+                            );
+                        }
                         &SHIPPED[f.at + span.start..f.at + span.end]
                     }
                 }
@@ -213,18 +217,19 @@ impl RowSource<'_> {
 
 /// The shipped model file's name, beside an installed binary and in the
 /// source tree.
-pub const SHIPPED_FILE_NAME: &str = "code-vectors.bin";
+const SHIPPED_FILE_NAME: &str = "code-vectors.bin";
 
 /// An index run embedding fewer texts than this reads the rows it needs
-/// one by one rather than the file whole: a text has a few dozen distinct
-/// words, and reading 16 MB costs about what 10,000 row reads do.
+/// one by one rather than the file whole (a text has a few dozen distinct
+/// words; a watcher's update of a file or two is far below it, a first
+/// index far above; not tuned between: either way costs milliseconds).
 const HOLD_MIN_TEXTS: usize = 256;
 
 /// Where [`CodeModel::shipped`] looks for the model's file, in order:
 /// beside an installed binary (`/usr/bin/loupe` → `/usr/share/loupe/`,
 /// where the `.deb` puts it), then in the source tree the binary was built
 /// from (a development build, the tests).
-pub fn shipped_file_candidates() -> Vec<PathBuf> {
+fn shipped_file_candidates() -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(bin) = std::env::current_exe()
         .ok()
@@ -343,6 +348,7 @@ impl CodeModel {
             at: head.rows_at,
             len: head.rows * head.dim,
             held: Mutex::new(Weak::new()),
+            warned: Default::default(),
         }));
         Ok(Some(Self::with_rows(head, rows, SHIPPED_HASH)))
     }
