@@ -19,16 +19,12 @@ and MRR are printed per set and beta, next to beta 0.
       --data ../shared/eval/dev --mirrors /work/.mirror
 """
 
-import argparse
 import collections
 import json
 import math
-import os
 import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from feedback_offline import Blobs  # noqa: E402
+from offline_common import Blobs, parser, scores
 
 TOP_FILES = 60
 RUN = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
@@ -96,24 +92,12 @@ def rerank(files, best, held, idf, beta, depth=10):
 
 
 def metrics(qs, beta):
-    a1 = a5 = rr = 0
-    for gold, files, best, held, idf in qs:
-        order = rerank(files, best, held, idf, beta) if beta else files
-        ranks = [order.index(g) + 1 for g in gold if g in order]
-        a1 += len(ranks) == len(gold) and max(ranks) <= 1
-        a5 += len(ranks) == len(gold) and max(ranks) <= 5
-        rr += 1 / min(ranks) if ranks else 0
-    n = len(qs) or 1
-    return 100 * a1 / n, 100 * a5 / n, 100 * rr / n
+    return scores((rerank(files, best, held, idf, beta) if beta else files, gold)
+                  for gold, files, best, held, idf in qs)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--dumps', required=True, help='folder of SET.features.jsonl')
-    ap.add_argument('--sets', required=True, help='comma-separated set names')
-    ap.add_argument('--data', required=True, help='folder of SET.jsonl')
-    ap.add_argument('--mirrors', required=True)
-    ap.add_argument('--betas', default='0.05,0.1,0.2,0.3,0.5')
+    ap = parser(__doc__)
     a = ap.parse_args()
     betas = [float(b) for b in a.betas.split(',')]
     means = collections.defaultdict(list)

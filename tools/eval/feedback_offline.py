@@ -17,33 +17,15 @@ printed per set and beta, next to beta 0.
       --data ../shared/eval/dev --mirrors /work/.mirror
 """
 
-import argparse
 import collections
 import json
 import math
 import re
-import subprocess
+
+from offline_common import Blobs, parser, scores
 
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]{3,}')
 TOP_FILES = 60
-
-
-class Blobs:
-    """`git cat-file --batch` over one mirror."""
-
-    def __init__(self, git_dir):
-        self.p = subprocess.Popen(['git', '--git-dir', git_dir, 'cat-file', '--batch'],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    def text(self, commit, path):
-        self.p.stdin.write(f'{commit}:{path}\n'.encode())
-        self.p.stdin.flush()
-        head = self.p.stdout.readline().split()
-        if len(head) < 3 or head[1] == b'missing':
-            return ''
-        data = self.p.stdout.read(int(head[2]))
-        self.p.stdout.read(1)
-        return data.decode('utf-8', 'replace')
 
 
 def questions(dump, dataset, mirrors):
@@ -77,26 +59,16 @@ def questions(dump, dataset, mirrors):
 
 
 def metrics(qs, beta):
-    a1 = a5 = rr = 0
-    for gold, files, best, feedback in qs:
-        top = max(feedback.values(), default=0) or 1
-        rest = sorted(files[1:], key=lambda p: -(best[p] + beta * feedback[p] / top))
-        order = files[:1] + rest
-        ranks = [order.index(g) + 1 for g in gold if g in order]
-        a1 += len(ranks) == len(gold) and max(ranks) <= 1
-        a5 += len(ranks) == len(gold) and max(ranks) <= 5
-        rr += 1 / min(ranks) if ranks else 0
-    n = len(qs) or 1
-    return 100 * a1 / n, 100 * a5 / n, 100 * rr / n
+    def ranked():
+        for gold, files, best, feedback in qs:
+            top = max(feedback.values(), default=0) or 1
+            rest = sorted(files[1:], key=lambda p: -(best[p] + beta * feedback[p] / top))
+            yield files[:1] + rest, gold
+    return scores(ranked())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--dumps', required=True, help='folder of SET.features.jsonl')
-    ap.add_argument('--sets', required=True, help='comma-separated set names')
-    ap.add_argument('--data', required=True, help='folder of SET.jsonl')
-    ap.add_argument('--mirrors', required=True)
-    ap.add_argument('--betas', default='0.05,0.1,0.2,0.3,0.5')
+    ap = parser(__doc__)
     a = ap.parse_args()
     for name in a.sets.split(','):
         qs = list(questions(f'{a.dumps}/{name}.features.jsonl', f'{a.data}/{name}.jsonl', a.mirrors))
