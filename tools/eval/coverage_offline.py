@@ -20,11 +20,10 @@ and MRR are printed per set and beta, next to beta 0.
 """
 
 import collections
-import json
 import math
 import re
 
-from offline_common import Blobs, parser, scores
+from offline_common import dumped, parser, scores
 
 TOP_FILES = 60
 RUN = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
@@ -50,26 +49,9 @@ def words(text):
 
 
 def questions(dump, dataset, mirrors):
-    gold = {}
-    for line in open(dataset):
-        d = json.loads(line)
-        gold[d.get('commit') or d.get('instance_id')] = d
-    blobs = {}
-    for line in open(dump):
-        row = json.loads(line)
-        ex = gold[row['id']]
-        repo = ex['repo']
-        if repo not in blobs:
-            blobs[repo] = Blobs(f'{mirrors}/{repo.replace("/", "+")}/repo')
-        best = {}
-        for r in row['rows']:
-            if r['formula'] > best.get(r['path'], -1):
-                best[r['path']] = r['formula']
-        files = sorted(best, key=lambda p: -best[p])[:TOP_FILES]
-        if not files:
-            continue
+    for ex, blobs, files, best, _ in dumped(dump, dataset, mirrors, TOP_FILES):
         q = words(ex['query'])
-        held = {p: words(p + '\n' + blobs[repo].text(ex['base_commit'], p)) & q for p in files}
+        held = {p: words(p + '\n' + blobs.text(ex['base_commit'], p)) & q for p in files}
         df = collections.Counter(t for p in files for t in held[p])
         idf = {t: math.log(1 + len(files) / df[t]) for t in q if 0 < df[t] <= len(files) / 2}
         yield set(ex['gold_files']), files, best, held, idf

@@ -18,36 +18,18 @@ printed per set and beta, next to beta 0.
 """
 
 import collections
-import json
 import math
 import re
 
-from offline_common import Blobs, parser, scores
+from offline_common import dumped, parser, scores
 
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]{3,}')
 TOP_FILES = 60
 
 
 def questions(dump, dataset, mirrors):
-    gold = {}
-    for line in open(dataset):
-        d = json.loads(line)
-        gold[d.get('commit') or d.get('instance_id')] = d
-    blobs = {}
-    for line in open(dump):
-        row = json.loads(line)
-        ex = gold[row['id']]
-        repo = ex['repo']
-        if repo not in blobs:
-            blobs[repo] = Blobs(f'{mirrors}/{repo.replace("/", "+")}/repo')
-        best, best_row = {}, {}
-        for r in row['rows']:
-            if r['formula'] > best.get(r['path'], -1):
-                best[r['path']], best_row[r['path']] = r['formula'], r
-        files = sorted(best, key=lambda p: -best[p])[:TOP_FILES]
-        if not files:
-            continue
-        texts = {p: blobs[repo].text(ex['base_commit'], p) for p in files}
+    for ex, blobs, files, best, best_row in dumped(dump, dataset, mirrors, TOP_FILES):
+        texts = {p: blobs.text(ex['base_commit'], p) for p in files}
         idents = {p: set(IDENT.findall(texts[p])) for p in files}
         df = collections.Counter(t for p in files for t in idents[p])
         top = best_row[files[0]]

@@ -3,6 +3,7 @@
 mirror, their common arguments, and the file-level scores."""
 
 import argparse
+import json
 import subprocess
 
 
@@ -47,3 +48,28 @@ def scores(ranked):
         rr += 1 / min(ranks) if ranks else 0
     n = n or 1
     return 100 * a1 / n, 100 * a5 / n, 100 * rr / n
+
+
+def dumped(dump, dataset, mirrors, top):
+    """Per question of a `--features` dump: its dataset entry, a reader
+    of its repository's mirror, its best `top` files by their best chunk's
+    formula score (in that order), each file's best score and its best
+    chunk's row. Questions with no candidate are left out."""
+    gold = {}
+    for line in open(dataset):
+        d = json.loads(line)
+        gold[d.get('commit') or d.get('instance_id')] = d
+    blobs = {}
+    for line in open(dump):
+        row = json.loads(line)
+        ex = gold[row['id']]
+        repo = ex['repo']
+        if repo not in blobs:
+            blobs[repo] = Blobs(f'{mirrors}/{repo.replace("/", "+")}/repo')
+        best, best_row = {}, {}
+        for r in row['rows']:
+            if r['formula'] > best.get(r['path'], -1):
+                best[r['path']], best_row[r['path']] = r['formula'], r
+        files = sorted(best, key=lambda p: -best[p])[:top]
+        if files:
+            yield ex, blobs[repo], files, best, best_row
