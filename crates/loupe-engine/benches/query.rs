@@ -6,7 +6,9 @@
 //! `LOUPE_BENCH_CORPUS=DIR LOUPE_BENCH_DATA=DATA cargo bench -p loupe-engine --bench query`
 //! (`make bench` does this on the `cargo vendor` corpus, vectors off).
 //! `LOUPE_BENCH_EMBEDDER=code` asks with Loupe's code vectors, as the app
-//! and the CLI do by default (index with the default embedder first).
+//! and the CLI do by default (index with the default embedder first);
+//! `LOUPE_BENCH_COMPACT=1` first merges the lexical segments, as the app
+//! does after an index run.
 
 use loupe_assemble::{Budget, Knobs};
 use loupe_engine::progress::no_progress;
@@ -48,6 +50,22 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
     }
     let project = Project::open(&corpus, cfg).await?;
     println!("open: {:.2} s", started.elapsed().as_secs_f64());
+    // `LOUPE_BENCH_COMPACT=1`: merge the lexical index's segments first, as
+    // the app and `loupe mcp` do once their index run is over (a one-shot
+    // `loupe index` leaves them as the run left them).
+    if std::env::var_os("LOUPE_BENCH_COMPACT").is_some() {
+        let started = Instant::now();
+        let merged = project.compact_after(0).await?;
+        println!(
+            "compact: {} in {:.2} s",
+            if merged {
+                "merged"
+            } else {
+                "already one segment"
+            },
+            started.elapsed().as_secs_f64()
+        );
+    }
     let status = project.status().await?;
     println!("index: {} files, {} chunks", status.files, status.chunks);
     let names = project.catalog().symbol_table().await?;
