@@ -270,13 +270,13 @@ fn bad(what: &str) -> Error {
 }
 
 impl CodeModel {
-    /// The shipped model: read from its file where one of
-    /// [`shipped_file_candidates`] holds the very bytes compiled into the
-    /// binary, so that only the rows in use are ever in the process's
-    /// memory; otherwise (a binary copied away from its package or source
-    /// tree) from the binary's own copy, read in place, which pages in
-    /// whatever is read and keeps it resident (all 16 MB after an index
-    /// run: BENCHMARKS.md, session 36).
+    /// The shipped model: read from its file where the file beside an
+    /// installed binary (`../share/loupe/`) or in the source tree holds the
+    /// very bytes compiled into the binary, so that only the rows in use
+    /// are ever in the process's memory; otherwise (a binary copied away
+    /// from its package or source tree) from the binary's own copy, read
+    /// in place, which pages in whatever is read and keeps it resident
+    /// (all 16 MB after an index run: BENCHMARKS.md, session 36).
     pub fn shipped() -> Result<Self> {
         for path in shipped_file_candidates() {
             match Self::open_shipped_file(&path) {
