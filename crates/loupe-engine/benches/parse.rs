@@ -71,6 +71,60 @@ fn main() {
     });
     report("tree-sitter parse only (grammar files)", ts, mb(&parsed));
 
+    // After the parse (not timed): the definitions-and-references query
+    // pass the chunker runs, against a cursor walk that visits every node
+    // and reads its kind id, the floor of any walk that could replace it.
+    let (mut query_pass, mut walk_pass) = (Duration::ZERO, Duration::ZERO);
+    let (mut captures, mut nodes) = (0usize, 0usize);
+    let mut parser = tree_sitter::Parser::new();
+    let mut cursor = tree_sitter::QueryCursor::new();
+    for (rel, text) in &parsed {
+        let Some(cfg) = loupe_engine::lang::for_path(rel) else {
+            continue;
+        };
+        let (Ok(queries), Ok(())) = (cfg.queries(), parser.set_language(&cfg.language())) else {
+            continue;
+        };
+        let Some(tree) = parser.parse(text, None) else {
+            continue;
+        };
+        let t = Instant::now();
+        let mut matches = cursor.matches(&queries.both, tree.root_node(), text.as_bytes());
+        while let Some(m) = tree_sitter::StreamingIterator::next(&mut matches) {
+            captures += m.captures.len();
+        }
+        query_pass += t.elapsed();
+        let t = Instant::now();
+        let mut walk = tree.walk();
+        'walk: loop {
+            nodes += 1;
+            std::hint::black_box(walk.node().kind_id());
+            if walk.goto_first_child() || walk.goto_next_sibling() {
+                continue;
+            }
+            loop {
+                if !walk.goto_parent() {
+                    break 'walk;
+                }
+                if walk.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        walk_pass += t.elapsed();
+    }
+    report(
+        "  after it: the definitions-and-references query",
+        query_pass,
+        mb(&parsed),
+    );
+    report(
+        "  after it: a cursor walk over every node",
+        walk_pass,
+        mb(&parsed),
+    );
+    println!("  {captures} captures, {nodes} nodes");
+
     let cfg = ChunkConfig::default();
     let mut chunks = 0usize;
     let chunked = timed(|| {
