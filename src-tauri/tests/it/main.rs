@@ -19,6 +19,7 @@ mod detail;
 mod expander;
 mod golden;
 mod map;
+mod package;
 mod pins;
 mod settings;
 mod support;

@@ -230,11 +230,14 @@ const HOLD_MIN_TEXTS: usize = 256;
 /// where the `.deb` puts it), then in the source tree the binary was built
 /// from (a development build, the tests).
 fn shipped_file_candidates() -> Vec<PathBuf> {
+    let exe = std::env::current_exe().ok();
+    file_candidates(exe.as_deref().and_then(Path::parent))
+}
+
+/// [`shipped_file_candidates`] for a binary in `bin` (`None`: unknown).
+fn file_candidates(bin: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Some(bin) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
+    if let Some(bin) = bin {
         out.push(bin.join("../share/loupe").join(SHIPPED_FILE_NAME));
     }
     out.push(
@@ -755,6 +758,26 @@ mod tests {
         assert!(matches!(file.model.source(), RowSource::File(_)));
         // The binary's copy holds nothing.
         assert!(binary.hold(usize::MAX).is_none());
+    }
+
+    /// The `.deb` installs the binaries in /usr/bin and the model in
+    /// /usr/share/loupe (the app's test `package` checks that side).
+    #[test]
+    fn the_model_file_is_looked_for_beside_an_installed_binary() {
+        let found = file_candidates(Some(Path::new("/usr/bin")));
+        // `..` resolved by hand: /usr/bin is no symlink on a Debian system.
+        let mut resolved = PathBuf::new();
+        for part in found[0].components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    resolved.pop();
+                }
+                other => resolved.push(other),
+            }
+        }
+        assert_eq!(resolved, Path::new("/usr/share/loupe/code-vectors.bin"));
+        assert!(found[1].ends_with("assets/code-vectors.bin") && found[1].is_file());
+        assert_eq!(file_candidates(None).len(), 1);
     }
 
     #[test]
