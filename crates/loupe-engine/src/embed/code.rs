@@ -292,14 +292,14 @@ impl CodeModel {
     }
 
     /// The shipped model read from the binary's copy only.
-    pub fn in_binary() -> Result<Self> {
+    fn in_binary() -> Result<Self> {
         let head = Self::decode_head(SHIPPED)?;
         Self::assemble(head, SHIPPED, SHIPPED_HASH, Cow::Borrowed)
     }
 
     /// The shipped model from `path` if the file there is the binary's
     /// model byte for byte (`None`: no file there).
-    pub fn open_shipped_file(path: &Path) -> Result<Option<Self>> {
+    fn open_shipped_file(path: &Path) -> Result<Option<Self>> {
         use std::io::Read;
         let io = |e: std::io::Error| bad(&format!("{}: {e}", path.display()));
         // Checked before the open: opening a FIFO would wait for a writer.
@@ -360,12 +360,6 @@ impl CodeModel {
     /// much of it is resident (`examples/first_prompt`).
     pub fn shipped_file() -> &'static [u8] {
         SHIPPED
-    }
-
-    /// Whether the coordinates are read from a file on disk (the shipped
-    /// model's, found beside the binary or in its source tree).
-    pub fn reads_from_file(&self) -> bool {
-        matches!(self.rows, Rows::File(_))
     }
 
     /// Decode a model file, checking every length.
@@ -742,7 +736,7 @@ mod tests {
             .collect();
         let binary = CodeEmbedder::with_model(CodeModel::in_binary().unwrap());
         let file = CodeEmbedder::new().unwrap();
-        assert!(file.model.reads_from_file());
+        assert!(matches!(file.model.rows, Rows::File(_)));
         assert_eq!(file.model_id(), binary.model_id());
         let want = binary.embed(&texts).unwrap();
         // Row by row from disk.
@@ -800,7 +794,7 @@ mod tests {
         assert!(err.contains("bytes, not"), "{err}");
         std::fs::write(&path, SHIPPED).unwrap();
         let m = CodeModel::open_shipped_file(&path).unwrap().unwrap();
-        assert!(m.reads_from_file());
+        assert!(matches!(m.rows, Rows::File(_)));
         let want = CodeModel::in_binary().unwrap().embed_one("spawn");
         assert_eq!(m.embed_one("spawn"), want);
         // Emptied under the open model: the binary's copy of a row is the
