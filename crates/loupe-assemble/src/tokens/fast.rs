@@ -5,10 +5,10 @@
 //! tiktoken-rs run the whole pattern on `fancy_regex`'s backtracking VM; on
 //! the benchmark machine that split was most of the counting time, and
 //! counting most of an assembly. This module splits with the `regex`
-//! crate's DFA instead and merges with BPE over the ranks read back from
-//! tiktoken-rs's [`CoreBPE`], so the vocabulary stays tiktoken-rs's; the
+//! crate's DFA instead and merges with BPE over the ranks of the shipped
+//! vocabulary (OpenAI's as tiktoken-rs ships them, Qwen's; `data/`); the
 //! merges are tiktoken-rs's `byte_pair_split`'s, which the tests compare
-//! them with token for token.
+//! them with token for token, and the counts tiktoken-rs's own.
 //!
 //! The lookahead is emulated: `\s+(?!\S)|\s+` becomes `\s+`, and a match of
 //! it that is followed by a non-space gives its last character back. That
@@ -22,10 +22,11 @@
 //! generated and real text.
 //!
 //! The counter keeps only the ranks, in a compact table ([`Ranks`], about
-//! 4 MB for o200k): tiktoken-rs's [`CoreBPE`] is read once when the
-//! counter is built and then dropped (its encoder, decoder, sorted tokens
+//! 4 MB for o200k), read straight from the vocabulary's text. No
+//! tiktoken-rs [`CoreBPE`] is built: its encoder, decoder, sorted tokens
 //! and per-thread regexes are 34 MB of live heap for o200k in a profiled
-//! engine, held for the life of the app otherwise). [`merge_small`]
+//! engine, and building one and reading the ranks back from it took about
+//! 0.2 s of CPU in every process. [`merge_small`]
 //! merges in quadratic time, harmless below [`HUGE_PIECE`] bytes; a piece
 //! that long (a run of 1 KB of letters, spaces or punctuation) is merged
 //! by [`merge_large`], the same merges in the same order kept in a heap.
@@ -39,7 +40,7 @@
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 use crate::memo::Memo;
 use hashbrown::HashTable;
@@ -47,7 +48,9 @@ use regex_automata::Input;
 use regex_automata::meta::{Cache, Regex};
 use rustc_hash::FxBuildHasher;
 use std::hash::BuildHasher;
-use tiktoken_rs::{CoreBPE, Rank};
+#[cfg(doc)]
+use tiktoken_rs::CoreBPE;
+use tiktoken_rs::Rank;
 
 use super::Encoding;
 
@@ -225,10 +228,11 @@ impl Ranks {
 }
 
 impl Counter {
-    /// Reads the ranks back from `bpe` (every id that decodes, special
-    /// tokens excluded). `None` if the pattern does not compile or the
-    /// vocabulary looks wrong; callers then count with `bpe` itself.
-    pub(super) fn new(bpe: &CoreBPE, encoding: Encoding) -> Option<Self> {
+    /// Reads `encoding`'s ranks from its shipped vocabulary text (the
+    /// regular tokens; special tokens are counted as plain text). `None`
+    /// if the pattern does not compile or the vocabulary looks wrong;
+    /// callers then count with tiktoken-rs's `CoreBPE`.
+    pub(super) fn new(encoding: Encoding) -> Option<Self> {
         let pattern = match encoding {
             Encoding::O200kBase => O200K_SPLIT,
             Encoding::Cl100kBase => CL100K_SPLIT,
@@ -236,25 +240,9 @@ impl Counter {
             Encoding::Qwen35 => QWEN35_SPLIT,
         };
         let split = Regex::new(pattern).ok()?;
-        let special: HashSet<Rank> = bpe
-            .special_tokens()
-            .into_iter()
-            .flat_map(|s| bpe.encode_with_special_tokens(s))
-            .collect();
+        let (vocab, _) = encoding.vocabulary();
         let mut ranks = Ranks::new();
-        let mut misses = 0;
-        let mut rank: Rank = 0;
-        // Ids are dense with a few gaps; stop after a long run of misses.
-        while misses < 4096 {
-            match bpe.decode_bytes(&[rank]) {
-                Ok(bytes) if !special.contains(&rank) => {
-                    ranks.insert(&bytes, rank)?;
-                    misses = 0;
-                }
-                _ => misses += 1,
-            }
-            rank = rank.checked_add(1)?;
-        }
+        super::for_each_token(vocab, |token, rank| ranks.insert(token, rank))?;
         // Every single byte must be a token, or BPE cannot finish a piece.
         let complete = (0..=255u8).all(|b| ranks.get(&[b]).is_some());
         ranks.shrink();
@@ -505,12 +493,30 @@ mod tests {
         })
     }
 
+    /// The table read from the shipped text holds exactly the regular
+    /// tokens tiktoken-rs's own `CoreBPE` holds (OpenAI's built from
+    /// tiktoken-rs's copy of the tables), each with its rank.
     #[test]
-    fn the_table_holds_the_vocabulary() {
+    fn the_table_holds_tiktokens_vocabulary() {
         for encoding in ENCODINGS {
-            let (table, map) = (ranks(encoding), map(encoding));
-            assert_eq!(table.len(), map.len(), "{encoding:?}");
-            assert!(map.iter().all(|(t, r)| table.get(t) == Some(*r)));
+            let table = ranks(encoding);
+            let bpe = super::super::reference(encoding).expect("tiktoken-rs builds");
+            let special: std::collections::HashSet<Rank> = bpe
+                .special_tokens()
+                .into_iter()
+                .flat_map(|s| bpe.encode_with_special_tokens(s))
+                .collect();
+            let top = *table.ranks.iter().max().expect("ranks");
+            let mut regular = 0;
+            for rank in 0..=top + 4096 {
+                if let Ok(bytes) = bpe.decode_bytes(&[rank])
+                    && !special.contains(&rank)
+                {
+                    assert_eq!(table.get(&bytes), Some(rank), "{encoding:?} {rank}");
+                    regular += 1;
+                }
+            }
+            assert_eq!(regular, table.len(), "{encoding:?}");
             assert_eq!(table.get(b""), None);
             assert_eq!(table.get("no such token, surely".as_bytes()), None);
         }
