@@ -40,7 +40,7 @@
 use super::{Embedder, Hold};
 use crate::{Error, Result};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -142,7 +142,7 @@ pub struct CodeModel {
     /// Coordinates per row.
     pub dim: usize,
     /// Word → row.
-    index: HashMap<String, u32>,
+    index: FxHashMap<String, u32>,
     /// The `rows × dim` int8 coordinates, row-major, as stored; pooling
     /// scales them on the fly.
     rows: Rows,
@@ -252,7 +252,7 @@ fn file_candidates(bin: Option<&Path>) -> Vec<PathBuf> {
 struct Head {
     dim: usize,
     rows: usize,
-    index: HashMap<String, u32>,
+    index: FxHashMap<String, u32>,
     scales: Vec<f32>,
     /// Byte offset of row 0.
     rows_at: usize,
@@ -437,7 +437,7 @@ impl CodeModel {
         if scales.iter().any(|s| !s.is_finite()) {
             return Err(bad("non-finite scale"));
         }
-        let mut index = HashMap::with_capacity(rows);
+        let mut index = FxHashMap::with_capacity_and_hasher(rows, Default::default());
         for (r, w) in words.iter().enumerate() {
             if index.insert((*w).to_owned(), r as u32).is_some() {
                 return Err(bad("a word appears twice"));
@@ -506,7 +506,7 @@ impl CodeModel {
 
     /// [`Self::embed_one`] with the rows from `rows`.
     fn pool(&self, text: &str, rows: &RowSource<'_>) -> Vec<f32> {
-        let mut tf: HashMap<u32, u32> = HashMap::new();
+        let mut tf: FxHashMap<u32, u32> = FxHashMap::default();
         code_words(text, |w| {
             if let Some(&r) = self.index.get(w) {
                 *tf.entry(r).or_default() += 1;
