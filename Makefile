@@ -38,7 +38,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: ui-record ui-dist bench-first bench-app-rss train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy mcp-test fuzz token-margins
+.PHONY: ui-record ui-dist bench-first bench-app-rss train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -111,6 +111,12 @@ fmt:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## doc: the workspace's API docs, warnings as errors (broken links, stray
+## HTML). Not part of `make test`: rustdoc needs every dependency compiled
+## again in check mode, minutes on a clean machine.
+doc:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 # `make test` lints while it builds: clippy's driver compiles the workspace's
 # own crates (its lints, then code as rustc would), as `cargo clippy` runs it

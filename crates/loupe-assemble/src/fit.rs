@@ -13,7 +13,7 @@
 //!    left after the other message, and mark every cut with a visible note.
 //!
 //! This module does not build messages from an assembly (see
-//! [`crate::assemble`]) and does not call a model.
+//! [`crate::assemble()`]) and does not call a model.
 
 use serde::{Deserialize, Serialize};
 

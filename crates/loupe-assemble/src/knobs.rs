@@ -150,9 +150,9 @@ impl Default for Knobs {
 pub struct AssembleRequest {
     /// The user's question, verbatim.
     pub question: String,
-    /// Search-term analysis; `None` runs [`classify::analyze`].
+    /// Search-term analysis; `None` runs [`crate::classify::analyze`].
     pub analysis: Option<QueryAnalysis>,
-    /// Classification; `None` runs [`classify::classify`].
+    /// Classification; `None` runs [`crate::classify::classify`].
     pub classification: Option<Classification>,
     /// Memory or team notes, in the Notes section.
     pub notes: Vec<String>,

@@ -6,7 +6,7 @@
 //! served by a small helper: `loupe` re-runs itself as the hidden
 //! `__serve-clipboard` subcommand in its own process group, hands it the
 //! prompt on stdin, and the helper holds the selection with arboard's
-//! [`SetExtLinux::wait`] until someone copies something else (or the
+//! [`SetExtLinux::wait`](arboard::SetExtLinux::wait) until someone copies something else (or the
 //! display goes away). This is arboard's documented "daemonize" pattern;
 //! `xclip` does the same by forking. The parent then reads the clipboard
 //! back and only reports success when it holds the prompt.

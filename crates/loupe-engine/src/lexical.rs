@@ -329,7 +329,7 @@ thread_local! {
         ));
 }
 
-/// tantivy's English [`Stemmer`] filter with each token's stem remembered.
+/// tantivy's English [`Stemmer`](tantivy::tokenizer::Stemmer) filter with each token's stem remembered.
 ///
 /// Snowball stemming was the largest single cost of indexing text, and code
 /// repeats its identifiers. The stem of a token depends on its text alone,

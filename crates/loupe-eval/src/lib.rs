@@ -12,7 +12,7 @@
 //! Pure pieces ([`dataset`], [`predict`], [`score`], and the engine's
 //! [`loupe_engine::ablate`], which `Project::ask` applies) take data in and
 //! give data out; [`git`] shells out to the `git` CLI and only reads the
-//! mirror; [`run`] is the driving loop, the files and the printing.
+//! mirror; [`run`](mod@run) is the driving loop, the files and the printing.
 
 pub mod dataset;
 pub mod features;

@@ -46,7 +46,7 @@ pub struct EvalArgs {
     #[arg(long, default_value = "13000,27000,50000", value_delimiter = ',')]
     pub budgets: Vec<u32>,
     /// Predictions file (appended to; ids already in it are skipped).
-    /// Default: WORK/<dataset>[.<ablations>].pred.jsonl.
+    /// Default: `WORK/<dataset>[.<ablations>].pred.jsonl`.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Only the first N examples of the dataset (scored on those N).
@@ -57,7 +57,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub ablate: Vec<String>,
     /// Also run these ablations (on top of --ablate) in the same pass, each
-    /// into OUT.no-<names>.jsonl; repeatable. Shares checkout and indexing.
+    /// into `OUT.no-<names>.jsonl`; repeatable. Shares checkout and indexing.
     #[arg(long)]
     pub compare: Vec<String>,
     /// Where work trees (and, without --data-dir, indexes) live; outside

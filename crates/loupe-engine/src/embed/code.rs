@@ -39,8 +39,8 @@
 
 use super::{Embedder, Hold};
 use crate::{Error, Result};
-use std::borrow::Cow;
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
