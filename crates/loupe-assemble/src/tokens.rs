@@ -1,11 +1,11 @@
 //! Token counting and trimming with tiktoken's BPE tables.
 //!
-//! Three encodings are built, each once per process and only when first
+//! Four encodings are built, each once per process and only when first
 //! used ([`OnceLock`]): o200k_base (GPT-4o, 4.1, 5, o-series), cl100k_base
 //! (GPT-4, GPT-3.5, and the stand-in for models whose tokenizer cannot ship)
-//! and Qwen 2's byte-level BPE (Qwen 2, 2.5 and 3), whose vocabulary ships in
-//! `data/` with its provenance. A [`Measure`] hides whether a budget is kept
-//! in tokens or in characters.
+//! and Qwen's byte-level BPEs (Qwen 2 to 3, and 3.5 to 3.6). Every
+//! vocabulary ships in `data/` with its provenance. A [`Measure`] hides
+//! whether a budget is kept in tokens or in characters.
 //!
 //! This module does not decide which encoding a model uses (see
 //! [`crate::models`]) and does not cache counts across calls.
@@ -183,10 +183,10 @@ pub const CHARS_PER_TOKEN_ESTIMATE: usize = 4;
 
 /// How an encoding's tokens are counted.
 enum Tokenizer {
-    /// The DFA split over the ranks ([`fast`]); tiktoken-rs's tables were
-    /// read once and dropped.
+    /// The DFA split over the ranks read from the vocabulary ([`fast`]).
     Fast(fast::Counter),
-    /// tiktoken-rs itself, should the fast split not build.
+    /// tiktoken-rs's BPE over the same vocabulary, should the fast split
+    /// not build.
     Slow(CoreBPE),
 }
 
