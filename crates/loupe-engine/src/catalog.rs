@@ -19,7 +19,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Connection, QueryBuilder, Row, Sqlite, Transaction};
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Version of the derived data layout (chunking rules, tokenizer, lexical
@@ -108,10 +108,23 @@ fn placeholders(n: usize) -> String {
     vec!["?"; n].join(",")
 }
 
+/// A write-ahead log larger than this is folded into the catalog file
+/// after an index run ([`Catalog::fold_wal_above`]). SQLite leaves the
+/// log at its largest size after a checkpoint, and every process that
+/// opens the catalog after the last one exited reads the whole log
+/// again to rebuild its index: a first index of the vendor corpus left
+/// 1.36 GB, and each one-shot `loupe query` then spent 0.45–0.6 s of
+/// system time on it (0.78–0.95 s in all, against 0.28–0.33 s once
+/// folded; BENCHMARKS.md, session 38). 16 MiB of log reads in a few
+/// milliseconds.
+pub const FOLD_WAL_BYTES: u64 = 16 << 20;
+
 /// A handle on one project's catalog.
 #[derive(Clone, Debug)]
 pub struct Catalog {
     pool: SqlitePool,
+    /// The catalog file's path (its log is `<path>-wal`).
+    path: PathBuf,
 }
 
 /// Name of a serde-serialized unit enum (`ChunkKind::Function` → `function`).
@@ -294,7 +307,31 @@ impl Catalog {
         // No `PRAGMA quick_check` here: it reads the whole file (1.3 s on a
         // 1.8M-chunk catalog). A damaged header already fails the migration
         // query above; damage deeper in surfaces as a query error.
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// If the write-ahead log is larger than `limit` bytes, copy what it
+    /// holds into the catalog file and truncate it (`PRAGMA
+    /// wal_checkpoint(TRUNCATE)`); see [`FOLD_WAL_BYTES`]. Right after a
+    /// commit SQLite's own checkpoint has already copied the pages, so
+    /// this mostly truncates. Returns whether the log was folded whole:
+    /// `false` if it was small, or if a reader in another process held
+    /// part of it (SQLite waits for readers up to the busy timeout; what
+    /// is left is folded by a later run).
+    pub async fn fold_wal_above(&self, limit: u64) -> Result<bool> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        match std::fs::metadata(&wal) {
+            Ok(meta) if meta.len() > limit => {}
+            _ => return Ok(false),
+        }
+        let (busy,): (i64,) = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(busy == 0)
     }
 
     /// Copy what another (damaged) catalog still gives of the two tables an
@@ -1209,6 +1246,29 @@ mod tests {
             .await
             .expect("open");
         (dir, catalog)
+    }
+
+    /// A log above the limit is folded into the file and truncated, and
+    /// what it held is still read; at or below it, nothing happens.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_write_ahead_log_is_folded_into_the_file() {
+        let (dir, catalog) = scratch_catalog().await;
+        let wal = dir.path().join("catalog.sqlite-wal");
+        let mut staging = catalog.begin().await.expect("begin");
+        staging
+            .insert(vec![file("a.rs", "alpha", "x"), file("b.rs", "beta", "y")])
+            .await
+            .expect("insert");
+        staging.commit().await.expect("commit");
+        let before = std::fs::metadata(&wal).expect("a log").len();
+        assert!(before > 0);
+        assert!(!catalog.fold_wal_above(before).await.expect("fold"));
+        assert_eq!(std::fs::metadata(&wal).expect("a log").len(), before);
+        assert!(catalog.fold_wal_above(0).await.expect("fold"));
+        assert_eq!(std::fs::metadata(&wal).expect("a log").len(), 0);
+        assert!(!catalog.fold_wal_above(0).await.expect("fold"));
+        assert_eq!(catalog.paths().await.expect("paths"), ["a.rs", "b.rs"]);
+        catalog.close().await;
     }
 
     /// (name, definition) of every explicit index.

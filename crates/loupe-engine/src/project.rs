@@ -149,6 +149,9 @@ pub struct ProjectConfig {
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Read the project's commit history (`git log`) as evidence.
     pub history: bool,
+    /// After an index run, fold a write-ahead log larger than this into
+    /// the catalog file (default [`crate::catalog::FOLD_WAL_BYTES`]).
+    pub fold_wal_bytes: u64,
 }
 
 impl std::fmt::Debug for ProjectConfig {
@@ -172,6 +175,7 @@ impl ProjectConfig {
             chunk: ChunkConfig::default(),
             embedder: None,
             history: true,
+            fold_wal_bytes: crate::catalog::FOLD_WAL_BYTES,
         }
     }
 }

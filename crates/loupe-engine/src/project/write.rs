@@ -185,6 +185,7 @@ impl Project {
         });
         report.generation = applied.generation;
         report.diagnostics = diagnostics;
+        self.fold_wal().await;
         if full {
             self.refresh_history().await;
         }
@@ -235,6 +236,8 @@ impl Project {
                 }
             }
             report.times.vectors = started.elapsed();
+            // An embedder that caches its vectors wrote them to the catalog.
+            self.fold_wal().await;
         }
         progress(Progress {
             stage: Stage::Done,
@@ -242,6 +245,18 @@ impl Project {
             total: Some(1),
         });
         Ok(report)
+    }
+
+    /// Fold a large write-ahead log into the catalog file
+    /// ([`Catalog::fold_wal_above`]), so that the next process to open
+    /// the catalog does not read it all again. Best effort: a failure
+    /// only leaves the log for a later run.
+    async fn fold_wal(&self) {
+        match self.catalog.fold_wal_above(self.cfg.fold_wal_bytes).await {
+            Ok(true) => tracing::debug!("folded the catalog's write-ahead log"),
+            Ok(false) => {}
+            Err(e) => tracing::warn!("folding the catalog's write-ahead log: {e}"),
+        }
     }
 
     /// Read and chunk `step.to_read`, and commit what changed as one
@@ -1051,5 +1066,38 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(600)).await;
         drop((running, window));
         assert_found(&question.await.expect("join").expect("retrieve"));
+    }
+
+    /// Size of the catalog's write-ahead log (0 when there is none).
+    fn wal_bytes(project: &Project) -> u64 {
+        std::fs::metadata(project.dir.join("catalog.sqlite-wal")).map_or(0, |m| m.len())
+    }
+
+    /// An index run folds a write-ahead log above the configured size
+    /// into the catalog file, so the next process does not read it again;
+    /// below it, the log is left to SQLite.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_index_run_folds_a_large_write_ahead_log() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        std::fs::write(folder.path().join("ledger.rs"), LEDGER).expect("write");
+        let cancel = CancelToken::new();
+        let mut logs = Vec::new();
+        for fold_wal_bytes in [crate::catalog::FOLD_WAL_BYTES, 0] {
+            let data = tempfile::tempdir().expect("tempdir");
+            let mut cfg = ProjectConfig::new(data.path());
+            cfg.fold_wal_bytes = fold_wal_bytes;
+            let project = Project::open(folder.path(), cfg).await.expect("open");
+            project.index(&no_progress, &cancel).await.expect("index");
+            logs.push(wal_bytes(&project));
+            let snapshot = project.snapshot().await.expect("snapshot");
+            let query = RetrieveQuery::from_question("How is the invoice total computed?");
+            let found = project
+                .retrieve_from(&snapshot, &query)
+                .await
+                .expect("retrieve");
+            assert!(found.candidates.iter().any(|c| c.chunk.path == "ledger.rs"));
+        }
+        assert!(logs[0] > 0, "a small log is left to SQLite: {logs:?}");
+        assert_eq!(logs[1], 0, "folded: {logs:?}");
     }
 }
