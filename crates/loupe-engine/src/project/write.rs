@@ -185,7 +185,6 @@ impl Project {
         });
         report.generation = applied.generation;
         report.diagnostics = diagnostics;
-        self.fold_wal().await;
         if full {
             self.refresh_history().await;
         }
@@ -194,6 +193,9 @@ impl Project {
             done: 1,
             total: Some(1),
         });
+        // After `Ready`: folding waits for other readers of the log, and
+        // questions need not wait for it.
+        self.fold_wal().await;
         if until == Until::Searchable {
             report.vectors_deferred = self.cfg.embedder.is_some();
         } else if let Some(embedder) = self.cfg.embedder.clone() {
