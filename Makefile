@@ -7,6 +7,7 @@
 #   make mcp-test `loupe mcp` driven by the official MCP Python SDK (part of test)
 #   make fuzz     every fuzz target for FUZZ_SECS (600) seconds each (FUZZING.md; not part of test)
 #   make package  a .deb of the app (AppImage needs a download: not offline)
+#   make doc      the workspace's API docs, rustdoc warnings as errors (not part of test)
 #   make types    regenerate ui/src/lib/generated/ from the Rust DTOs, and the mocked UI's canned answers
 #   make ui-record  list the requests the mocked UI tests make, and have the real app answer them
 #   make bench    indexing benchmark on a `cargo vendor` corpus (not part of test)
