@@ -119,6 +119,14 @@ fn placeholders(n: usize) -> String {
 /// milliseconds.
 pub const FOLD_WAL_BYTES: u64 = 16 << 20;
 
+/// The path of a SQLite file's companion (`-wal`, `-shm`): the file's own
+/// path with `suffix` appended, whatever bytes the name holds.
+pub(crate) fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// A handle on one project's catalog.
 #[derive(Clone, Debug)]
 pub struct Catalog {
@@ -322,9 +330,7 @@ impl Catalog {
     /// part of it (SQLite waits for readers up to the busy timeout; what
     /// is left is folded by a later run).
     pub async fn fold_wal_above(&self, limit: u64) -> Result<bool> {
-        let mut wal = self.path.clone().into_os_string();
-        wal.push("-wal");
-        match std::fs::metadata(&wal) {
+        match std::fs::metadata(companion(&self.path, "-wal")) {
             Ok(meta) if meta.len() > limit => {}
             _ => return Ok(false),
         }
@@ -367,9 +373,7 @@ impl Catalog {
     /// too is gone; after this the catalog file holds everything either
     /// way. Best effort: a busy reader only leaves some pages for later.
     pub async fn close(&self) {
-        let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-            .execute(&self.pool)
-            .await;
+        let _ = self.fold_wal_above(0).await;
         self.pool.close().await;
     }
 

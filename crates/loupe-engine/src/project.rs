@@ -94,14 +94,14 @@ async fn heal_catalog(path: &Path, why: &str) -> Result<String> {
     // The WAL goes with the file, named after the copy (`<copy>-wal`), so
     // attaching the copy replays it: the last settings written may be only
     // there. The shared-memory index is rebuilt from the WAL by SQLite.
-    let wal = PathBuf::from(format!("{}-wal", path.display()));
-    let shm = PathBuf::from(format!("{}-shm", path.display()));
+    let wal = crate::catalog::companion(path, "-wal");
+    let shm = crate::catalog::companion(path, "-shm");
     let aside = if path.exists() {
         let moved = store::quarantine(path)?;
         // Tried rather than looked for: the last connection of another
         // handle on the old file may fold the WAL in and delete it at any
         // moment, and a WAL gone is nothing to move.
-        let target = PathBuf::from(format!("{}-wal", moved.display()));
+        let target = crate::catalog::companion(&moved, "-wal");
         match std::fs::rename(&wal, &target) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(Error::Io {
