@@ -73,12 +73,6 @@ impl ErrorDto {
     }
 }
 
-impl From<crate::prefs::PrefsError> for ErrorDto {
-    fn from(e: crate::prefs::PrefsError) -> Self {
-        Self::new(ErrorCode::Storage, e.0)
-    }
-}
-
 impl From<loupe_engine::Error> for ErrorDto {
     fn from(e: loupe_engine::Error) -> Self {
         use loupe_engine::Error as E;

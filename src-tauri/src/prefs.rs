@@ -23,7 +23,7 @@
 //!
 //! This module knows the DTOs (they are what is stored) but no IPC.
 
-use crate::dto::KnobsDto;
+use crate::dto::{ErrorCode, ErrorDto, KnobsDto, MarkDto, PresetDto, RecentDto};
 use loupe_engine::{Selection, Target};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -68,6 +68,44 @@ pub struct PrefsError(pub String);
 impl std::fmt::Display for PrefsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// A prefs file that cannot be written reaches the UI as a storage error.
+impl From<PrefsError> for ErrorDto {
+    fn from(e: PrefsError) -> Self {
+        ErrorDto::new(ErrorCode::Storage, e.0)
+    }
+}
+
+// What is stored and what crosses IPC convert here, where both are known
+// (the DTOs know nothing of this module).
+
+impl From<MarkDto> for Mark {
+    fn from(m: MarkDto) -> Self {
+        match m {
+            MarkDto::Pin => Mark::Pin,
+            MarkDto::Ban => Mark::Ban,
+            MarkDto::Clear => Mark::Clear,
+        }
+    }
+}
+
+impl From<Preset> for PresetDto {
+    fn from(p: Preset) -> Self {
+        Self {
+            name: p.name,
+            knobs: p.knobs,
+        }
+    }
+}
+
+impl From<Recent> for RecentDto {
+    fn from(r: Recent) -> Self {
+        Self {
+            root: r.root,
+            opened_at: r.opened_at,
+        }
     }
 }
 

@@ -25,7 +25,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Candidate, Signals};
-use crate::rank::{FILE_RANK_K, RRF_K};
 
 /// Which part of the score breakdown a feature's contribution is shown in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +173,12 @@ impl QueryStats {
         }
     }
 }
+
+/// Reciprocal-rank-fusion constant (Cormack et al. 2009, the usual 60).
+pub const RRF_K: f32 = 60.0;
+/// How fast file-rank evidence decays: rank 1 gets all of it, rank
+/// `1 + FILE_RANK_K` half.
+pub const FILE_RANK_K: f32 = 10.0;
 
 /// Reciprocal-rank-fusion term, 1 at rank 1 (the hand formula's `rrf`).
 pub fn rrf(rank: Option<u32>) -> f32 {

@@ -21,11 +21,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::classify::{Intent, intent_multiplier};
 use crate::learned::{self, LinearModel, QueryStats};
+// The two constants live with the transforms that use them (`learned::rrf`,
+// `learned::decay`); the formula's weights below are read beside them.
+pub use crate::learned::{FILE_RANK_K, RRF_K};
 use crate::model::{Candidate, Role};
 use crate::report::DropReason;
 
-/// Reciprocal-rank-fusion constant (Cormack et al. 2009, the usual 60).
-pub const RRF_K: f32 = 60.0;
 /// Share of relevance from the BM25 rank.
 pub const LEXICAL_WEIGHT: f32 = 0.4;
 /// Share of relevance from the vector rank. Half of BM25's: with the bundled
@@ -46,9 +47,6 @@ pub const GRAPH_WEIGHT: f32 = 0.15;
 /// Chosen with `loupe eval` (EVAL.md): 0.5 or a steeper decay (`K` = 3)
 /// lost acc@1 and acc@5 on ripgrep against 0.3 with `K` = 10.
 pub const FILE_WEIGHT: f32 = 0.3;
-/// How fast file-rank evidence decays: rank 1 gets all of it, rank
-/// `1 + FILE_RANK_K` half.
-pub const FILE_RANK_K: f32 = 10.0;
 /// Relevance from the chunk's file ranking first among the files changed by
 /// the past commits most like the question (`loupe_engine::history`), with
 /// the same decay as [`FILE_WEIGHT`]. Chosen with `loupe eval` over all six

@@ -10,6 +10,7 @@ mod commands;
 mod map;
 mod mcp;
 mod progress;
+mod setup;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};

@@ -1,6 +1,6 @@
 //! `loupe map`: the project's token map as a text tree (or JSON).
 
-use crate::commands::{index_if_new, knob_patch, open, team_knobs};
+use crate::setup::{index_if_new, knob_patch, open, team_knobs};
 use crate::{Cli, KnobArgs};
 use anyhow::Result;
 use loupe_engine::AskRequest;

@@ -15,8 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Each indexed file's path, tokens and chunks, as the map is built from.
-pub type FileTokens = Arc<Vec<(String, u64, u32)>>;
+pub use crate::project::FileTokens;
 
 /// What an assembly did with one file.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -14,9 +14,12 @@
 //! generation, which [`Project::open`] detects and rebuilds from the
 //! catalog. The user's folder is only read.
 
+mod memo;
 mod read;
 mod write;
 
+pub use memo::FileTokens;
+pub(crate) use memo::PrimerMemo;
 use read::CoverageMemo;
 pub(crate) use read::Snapshot;
 pub(crate) use write::{ReadOutcome, read_and_chunk};
@@ -306,8 +309,8 @@ pub struct Project {
     pub(crate) history: Arc<RwLock<HistoryState>>,
     /// The history read `open` started, until someone waited for it.
     history_read: tokio::sync::Mutex<Option<tokio::task::JoinHandle<bool>>>,
-    /// The last primer-file lookup (see [`crate::retrieve::PrimerMemo`]).
-    pub(crate) primers: std::sync::Mutex<crate::retrieve::PrimerMemo>,
+    /// The last primer-file lookup (see [`PrimerMemo`]).
+    pub(crate) primers: std::sync::Mutex<PrimerMemo>,
     /// Bumped after every swap of the held vector index
     /// ([`Project::hold_vectors`]), so [`Project::vector_coverage`] knows
     /// when to count again.
@@ -316,7 +319,7 @@ pub struct Project {
     /// Each file's tokens and chunks for the token map, with the index
     /// generation they were read at (the map is redrawn on every knob
     /// change; the files change only with the index).
-    pub(crate) file_tokens: std::sync::Mutex<Option<(u64, crate::map::FileTokens)>>,
+    pub(crate) file_tokens: std::sync::Mutex<Option<(u64, FileTokens)>>,
 }
 
 /// [`Project::refresh_history`] on the shared state, so `open` can run it

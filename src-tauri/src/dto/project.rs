@@ -84,16 +84,6 @@ pub enum MarkDto {
     Clear,
 }
 
-impl From<MarkDto> for crate::prefs::Mark {
-    fn from(m: MarkDto) -> Self {
-        match m {
-            MarkDto::Pin => crate::prefs::Mark::Pin,
-            MarkDto::Ban => crate::prefs::Mark::Ban,
-            MarkDto::Clear => crate::prefs::Mark::Clear,
-        }
-    }
-}
-
 /// The pin or ban behind a row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -149,15 +139,6 @@ pub struct PresetDto {
     pub knobs: KnobsDto,
 }
 
-impl From<crate::prefs::Preset> for PresetDto {
-    fn from(p: crate::prefs::Preset) -> Self {
-        Self {
-            name: p.name,
-            knobs: p.knobs,
-        }
-    }
-}
-
 /// The project the page showed, for a page reloaded after its process
 /// died (`shown_project`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -181,15 +162,6 @@ pub struct RecentDto {
     /// Seconds since the Unix epoch.
     #[cfg_attr(test, ts(type = "number"))]
     pub opened_at: i64,
-}
-
-impl From<crate::prefs::Recent> for RecentDto {
-    fn from(r: crate::prefs::Recent) -> Self {
-        Self {
-            root: r.root,
-            opened_at: r.opened_at,
-        }
-    }
 }
 
 /// One chunk, as the prompt shows it and as its file is now.

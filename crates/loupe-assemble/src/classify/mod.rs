@@ -15,8 +15,21 @@ use serde::{Deserialize, Serialize};
 
 pub use category::{Category, CategoryRule, CategoryScore, Confidence, default_rules};
 pub use kind::{Intent, QuestionType, instructions, intent_multiplier};
-pub use query::{Mention, MentionKind, QueryAnalysis, analyze, analyze_text};
+pub use query::{Mention, MentionKind, QueryAnalysis, analyze_text};
 pub use scaffold::{Searchable, searchable};
+
+/// Analyzes a question locally, without its template scaffolding
+/// ([`scaffold`]). Never fails; an empty question gives an empty
+/// analysis. It lives here, above both, so that the term analysis
+/// ([`query`]) and the scaffolding (which reads `query`'s path and
+/// identifier shapes) do not depend on each other.
+pub fn analyze(question: &str) -> QueryAnalysis {
+    let searchable = searchable(question);
+    QueryAnalysis {
+        scaffolding_lines: searchable.left_out,
+        ..analyze_text(&searchable.text)
+    }
+}
 
 /// Everything the classifier decided about a question.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -545,17 +545,6 @@ pub(super) fn has_path_extension(ext: &str) -> bool {
     PATH_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
 }
 
-/// Analyzes a question locally, without its template scaffolding
-/// ([`super::scaffold`]). Never fails; an empty question gives an empty
-/// analysis.
-pub fn analyze(question: &str) -> QueryAnalysis {
-    let searchable = super::scaffold::searchable(question);
-    QueryAnalysis {
-        scaffolding_lines: searchable.left_out,
-        ..analyze_text(&searchable.text)
-    }
-}
-
 /// Analyzes text as it is: a question already without its scaffolding,
 /// with text that is not the asker's appended (a change's lines, whose
 /// `# comment` lines are no template).
@@ -797,7 +786,7 @@ fn strip_paths(text: &str, paths: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::classify::analyze;
 
     fn check(question: &str, expect: &str) {
         let a = analyze(question);

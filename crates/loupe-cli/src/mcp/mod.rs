@@ -52,8 +52,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio::sync::Mutex;
 
-use crate::commands;
 use crate::progress::Bar;
+use crate::setup;
 use crate::{Cli, Command};
 use args::{BadArg, ContextArgs, ExplainArgs, Named, SearchArgs, Shape, StatusArgs};
 
@@ -156,7 +156,7 @@ impl Served {
     /// the run is searchable (its ready report); the vectors land behind,
     /// and answers say which signals they had meanwhile.
     async fn start(cli: &Cli, path: &Path) -> Result<Arc<Served>> {
-        let project = Arc::new(commands::open(cli, path).await?);
+        let project = Arc::new(setup::open(cli, path).await?);
         let cancel = CancelToken::new();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
         let run = {
@@ -327,7 +327,7 @@ impl Projects {
         shape: &Shape,
     ) -> Result<(Answer, AskRequest), Failed> {
         let project = &served.project;
-        let mut base = commands::team_knobs(project.root(), self.no_team_defaults);
+        let mut base = setup::team_knobs(project.root(), self.no_team_defaults);
         let (agent_knobs, warnings) = agent_log::load_agent_knobs(project.data_dir());
         for w in warnings {
             eprintln!("loupe mcp: warning: {w}");

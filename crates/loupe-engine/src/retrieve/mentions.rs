@@ -98,39 +98,19 @@ pub(super) fn is_primer_path(path: &str, names: &[String]) -> bool {
     })
 }
 
-/// The primer files found among one set of indexed paths for one list of
-/// primer names: the set only changes when the index does, and matching
-/// every path on every question cost about 2 ms on a 34 k-file project.
-/// The set is held weakly: a strong reference would make every index
-/// update copy it (`Arc::make_mut`), and a weak one keeps its address from
-/// being reused, so pointer equality means "the same set".
-#[derive(Debug, Default)]
-pub(crate) struct PrimerMemo {
-    paths: std::sync::Weak<BTreeSet<String>>,
-    names: Vec<String>,
-    files: Vec<String>,
-}
-
 impl Project {
     /// Indexed paths that are primer files for `names`. A bare name matches
     /// a file of that name anywhere; a name with a slash only the path
     /// itself.
     fn primer_files(&self, paths: &Arc<BTreeSet<String>>, names: &[String]) -> Vec<String> {
         let mut memo = self.primers.lock().unwrap_or_else(|e| e.into_inner());
-        if std::ptr::eq(memo.paths.as_ptr(), Arc::as_ptr(paths)) && memo.names == names {
-            return memo.files.clone();
-        }
-        let files: Vec<String> = paths
-            .iter()
-            .filter(|p| is_primer_path(p, names))
-            .cloned()
-            .collect();
-        *memo = PrimerMemo {
-            paths: Arc::downgrade(paths),
-            names: names.to_vec(),
-            files: files.clone(),
-        };
-        files
+        memo.files(paths, names, || {
+            paths
+                .iter()
+                .filter(|p| is_primer_path(p, names))
+                .cloned()
+                .collect()
+        })
     }
 }
 

@@ -20,7 +20,6 @@ mod scan;
 mod symbols;
 mod vectors;
 
-pub(crate) use mentions::PrimerMemo;
 pub(crate) use scan::scan;
 pub use symbols::{Definitions, NameLookup};
 
