@@ -10,6 +10,7 @@
 //! open projects and converts between the core types and the DTOs.
 
 pub mod commands;
+pub mod display;
 pub mod dto;
 pub mod log;
 pub mod page;
@@ -110,7 +111,12 @@ fn http_embedder_from_env() -> loupe_engine::Result<HttpEmbedder> {
 
 /// Start the app (what `main` calls).
 pub fn run() {
-    // First, so what goes wrong from here on (a panic too) is on file.
+    // Before anything else: no window, no app, and one line that says so.
+    if let Some(why) = display::unavailable() {
+        eprintln!("{why}");
+        std::process::exit(display::NO_DISPLAY_EXIT);
+    }
+    // Then, so what goes wrong from here on (a panic too) is on file.
     log::init(&loupe_engine::store::default_data_root());
     let app = build_app(tauri::Builder::default(), AppState::new(config_from_env()))
         .plugin(tauri_plugin_dialog::init())

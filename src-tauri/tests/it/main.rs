@@ -16,6 +16,7 @@ mod cancel;
 mod canned;
 mod changes;
 mod detail;
+mod display;
 mod expander;
 mod golden;
 mod map;
