@@ -184,6 +184,89 @@ test('open a project, ask, hide a folder with weight 0, lower the budget', async
   assert.equal(readClipboard(), previewed);
 });
 
+/** The page's width in CSS pixels. */
+const innerWidth = () => browser.execute(() => window.innerWidth);
+
+/**
+ * Resize the app's window to `width`×`height` and wait for the page to
+ * follow: through WebDriver (Set Window Rect), or where that does nothing
+ * here, with xdotool on the X window (no window manager runs to refuse it).
+ */
+async function resizeWindow(width, height) {
+  const was = await innerWidth();
+  if (was === width) return;
+  await browser.setWindowSize(width, height).catch((e) => console.error(`setWindowSize(${width}, ${height}): ${e}`));
+  const followed = await browser.waitUntil(async () => (await innerWidth()) !== was, { timeout: 5_000 }).catch(() => false);
+  if (!followed) {
+    const win = execFileSync('xdotool', ['search', '--onlyvisible', '--name', '^Loupe$'], { encoding: 'utf8' }).trim().split('\n')[0] ?? '';
+    execFileSync('xdotool', ['windowsize', '--sync', win, String(width), String(height)]);
+  }
+  await browser.waitUntil(async () => Math.abs((await innerWidth()) - width) <= 40, {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: `the page did not follow the window to ${width}px (it is ${await innerWidth()}px)`,
+  });
+  await new Promise((r) => setTimeout(r, PAINT_SETTLE_MS));
+}
+
+/** The rows whose file name and lines (`path-file`) are cut or clipped, each with why; none when all are whole. */
+const clippedFiles = () =>
+  browser.execute(() =>
+    [...document.querySelectorAll('[data-testid="chunk-row"]')].flatMap((row) => {
+      const label = row.querySelector('[data-testid="path-label"]');
+      const file = row.querySelector('[data-testid="path-file"]');
+      if (!label || !file) return [`${row.getAttribute('data-path')}: no path label`];
+      const title = label.getAttribute('title') ?? '';
+      const whole = title.slice(title.lastIndexOf('/') + 1);
+      const box = label.getBoundingClientRect();
+      const at = file.getBoundingClientRect();
+      const why = [];
+      if (file.textContent !== whole) why.push(`shows "${file.textContent}", not "${whole}"`);
+      if (file.scrollWidth > file.clientWidth) why.push(`scrollWidth ${file.scrollWidth} > clientWidth ${file.clientWidth}`);
+      if (at.left < box.left - 1 || at.right > box.right + 1) why.push(`[${at.left}, ${at.right}] outside its cell [${box.left}, ${box.right}]`);
+      return why.length > 0 ? [`${title}: ${why.join('; ')}`] : [];
+    }),
+  );
+
+test("on a narrow window the rows' file names and lines are whole, at the path column's least width too", async () => {
+  // Still the first test's project and question; its deepest paths are a
+  // folder deep (lib/ring.c).
+  await browser.waitUntil(async () => (await rowPaths()).some((p) => p.startsWith('lib/')), { timeout: UI_TIMEOUT_MS, timeoutMsg: 'no lib/ rows' });
+  // The window as tauri.conf.json opens it, where WebDriver cannot say.
+  const wide = await browser.getWindowSize().catch(() => ({ width: 1280, height: 800 }));
+  const handle = await byId('path-resize');
+  const defaultWidth = await handle.getAttribute('aria-valuenow');
+  try {
+    // Narrower than the window the issue saw paths cut in (1400 px), and
+    // than the default (1280 px).
+    await resizeWindow(1160, wide.height);
+    assert.deepEqual(await clippedFiles(), []);
+    // The column at its least width (the keyboard on its header's handle).
+    await browser.execute(() => /** @type {HTMLElement} */ (document.querySelector('[data-testid="path-resize"]')).focus());
+    await browser.keys(['Home']);
+    await browser.waitUntil(async () => (await handle.getAttribute('aria-valuenow')) === (await handle.getAttribute('aria-valuemin')), {
+      timeout: UI_TIMEOUT_MS,
+      timeoutMsg: 'Home did not take the path column to its least width',
+    });
+    await new Promise((r) => setTimeout(r, PAINT_SETTLE_MS));
+    await screenshot('app-narrow.png');
+    assert.deepEqual(await clippedFiles(), []);
+    const cell = await browser.execute(() => {
+      const row = document.querySelector('[data-testid="chunk-row"] .path');
+      return row ? row.getBoundingClientRect().width : 0;
+    });
+    assert.ok(Math.abs(cell - Number(await handle.getAttribute('aria-valuemin'))) <= 2, `the rows' path cells follow the header: ${cell}px`);
+  } finally {
+    // Back to the default width and the window as it was, for the tests after.
+    await browser.execute(() => /** @type {HTMLElement} */ (document.querySelector('[data-testid="path-resize"]')).focus());
+    await browser.keys(['Enter']);
+    await resizeWindow(wide.width, wide.height);
+  }
+  await browser.waitUntil(async () => (await handle.getAttribute('aria-valuenow')) === defaultWidth, {
+    timeout: UI_TIMEOUT_MS,
+    timeoutMsg: `the path column is not back at its default width (${defaultWidth}px)`,
+  });
+});
+
 test('pin a chunk and see it survive a tiny budget; its detail shows the source', async () => {
   // Still the first test's project and question; make the budget tiny.
   await setInput('budget-input', '150', 'change');

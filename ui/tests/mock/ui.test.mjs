@@ -499,6 +499,165 @@ test('a very long path is cut with an ellipsis, not widening the page', async ()
   await p.close();
 });
 
+const DEEP = 'vendor/serde_json/src/value/de/some/deeper/folder/mod.rs';
+
+/** How a row's path label is laid out: each part's text, whether it is cut,
+ * and whether it lies inside the label's box (not clipped by it). */
+function pathLayout(row) {
+  return row.locator('[data-testid="path-label"]').evaluate((label) => {
+    const box = label.getBoundingClientRect();
+    const part = (id) => {
+      const e = label.querySelector(`[data-testid="${id}"]`);
+      if (!e) return null;
+      const r = e.getBoundingClientRect();
+      return {
+        text: e.textContent,
+        cut: e.scrollWidth > e.clientWidth + 1,
+        inside: r.left >= box.left - 1 && r.right <= box.right + 1,
+        width: r.width,
+        minWidth: parseFloat(getComputedStyle(e).minWidth),
+        color: getComputedStyle(e).color,
+      };
+    };
+    return { text: label.textContent, title: label.getAttribute('title'), first: part('path-first'), middle: part('path-middle'), file: part('path-file') };
+  });
+}
+
+/** Layout settled after a resize. */
+const settled = (p) => p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+test('a deep path keeps its file name and lines whole; the folders are dimmed and give way, the middle ones first', async () => {
+  const p = await page('/mock/deep');
+  await ask(p);
+  const row = p.locator('[data-testid="chunk-row"][data-rank="1"]');
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-path'), DEEP);
+  assert.equal(await row.locator('.path').getAttribute('title'), `${DEEP}:112-170`);
+
+  // Wide enough for the first folder: only the folders between give way.
+  await p.setViewportSize({ width: 1400, height: 800 });
+  await settled(p);
+  let shown = await pathLayout(row);
+  assert.equal(shown.title, `${DEEP}:112-170`);
+  assert.equal(shown.text, `${DEEP}:112-170`, 'the label holds the whole path');
+  assert.deepEqual(shown.file && { text: shown.file.text, cut: shown.file.cut, inside: shown.file.inside }, { text: 'mod.rs:112-170', cut: false, inside: true });
+  assert.equal(shown.middle?.text, 'serde_json/src/value/de/some/deeper/folder/');
+  assert.equal(shown.middle?.cut, true, 'the folders between are shortened');
+  assert.deepEqual(shown.first && { text: shown.first.text, cut: shown.first.cut }, { text: 'vendor/', cut: false });
+  // The folders are dimmed, the file name is not.
+  assert.notEqual(shown.middle?.color, shown.file.color);
+  assert.equal(shown.first?.color, shown.middle?.color);
+
+  // Narrow: the folders between are down to their ellipsis, then the first
+  // folder gives way; the file name and its lines stay whole.
+  await p.setViewportSize({ width: 1100, height: 800 });
+  await settled(p);
+  shown = await pathLayout(row);
+  assert.equal(shown.text, `${DEEP}:112-170`);
+  assert.deepEqual(shown.file && { text: shown.file.text, cut: shown.file.cut, inside: shown.file.inside }, { text: 'mod.rs:112-170', cut: false, inside: true });
+  const fileEl = row.locator('[data-testid="path-file"]');
+  assert.ok(await fileEl.evaluate((e) => e.scrollWidth <= e.clientWidth), 'path-file scrollWidth <= clientWidth');
+  assert.ok(shown.middle && shown.middle.cut && shown.middle.width <= shown.middle.minWidth + 1, `the middle is at its least: ${JSON.stringify(shown.middle)}`);
+  assert.equal(shown.first?.cut, true, 'then the first folder gives way');
+  // Nothing widens the page or the table.
+  const fits = await p.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+  assert.ok(fits, 'the page does not scroll sideways');
+  await p.close();
+});
+
+test("the path column's width is dragged or keyed at its header's edge, kept within bounds, and remembered", async () => {
+  const p = await page('/mock/deep');
+  // Wide enough for the whole path in a widened column.
+  await p.setViewportSize({ width: 1600, height: 800 });
+  await ask(p);
+  const row = p.locator('[data-testid="chunk-row"][data-rank="1"]');
+  await row.waitFor();
+  const head = p.getByTestId('path-column-head');
+  const handle = p.getByTestId('path-resize');
+  const width = async () => (await head.boundingBox())?.width ?? 0;
+  const cellWidth = async () => (await row.locator('.path').boundingBox())?.width ?? 0;
+  const before = await width();
+  assert.ok(before > 0);
+  assert.equal(await handle.getAttribute('role'), 'separator');
+  assert.equal(await handle.getAttribute('aria-valuenow'), String(Math.round(before)));
+
+  // Drag the handle 60 px to the left: the column, header and rows, narrows by as much.
+  const drag = async (dx) => {
+    const box = await handle.boundingBox();
+    assert.ok(box);
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    await p.mouse.move(x, y);
+    await p.mouse.down();
+    await p.mouse.move(x + dx / 2, y, { steps: 3 });
+    await p.mouse.move(x + dx, y, { steps: 3 });
+    await p.mouse.up();
+    await settled(p);
+  };
+  await drag(-60);
+  const narrower = await width();
+  assert.ok(Math.abs(narrower - (before - 60)) <= 2, `${before} → ${narrower}`);
+  assert.ok(Math.abs((await cellWidth()) - narrower) <= 2, 'the rows follow the header');
+  // The file name and lines stay whole in the narrower column.
+  let shown = await pathLayout(row);
+  assert.deepEqual({ cut: shown.file?.cut, inside: shown.file?.inside }, { cut: false, inside: true });
+
+  // Wider by dragging right: the folders come back.
+  await drag(200);
+  const wider = await width();
+  assert.ok(Math.abs(wider - (narrower + 200)) <= 2, `${narrower} → ${wider}`);
+  shown = await pathLayout(row);
+  assert.equal(shown.middle?.cut, false, `the whole path fits in ${wider}px`);
+
+  // From the keyboard: the handle takes focus; arrows step, Home and End go to the bounds.
+  await handle.focus();
+  await p.keyboard.press('ArrowLeft');
+  await settled(p);
+  assert.ok(Math.abs((await width()) - (wider - 16)) <= 1, 'ArrowLeft narrows by 16 px');
+  await p.keyboard.press('ArrowRight');
+  await p.keyboard.press('ArrowRight');
+  await settled(p);
+  assert.ok(Math.abs((await width()) - (wider + 16)) <= 1, 'ArrowRight widens by 16 px');
+  await p.keyboard.press('Home');
+  await settled(p);
+  const least = Number(await handle.getAttribute('aria-valuemin'));
+  assert.ok(least >= 120, `a sensible least width: ${least}`);
+  assert.ok(Math.abs((await width()) - least) <= 1, 'Home: the least width');
+  assert.equal(await handle.getAttribute('aria-valuenow'), String(least));
+  shown = await pathLayout(row);
+  assert.deepEqual({ text: shown.file?.text, cut: shown.file?.cut, inside: shown.file?.inside }, { text: 'mod.rs:112-170', cut: false, inside: true });
+  // Dragging past the least width stops there.
+  await drag(-300);
+  assert.ok(Math.abs((await width()) - least) <= 1, 'no narrower than the least width');
+  await handle.focus();
+  await p.keyboard.press('End');
+  await settled(p);
+  const most = Number(await handle.getAttribute('aria-valuemax'));
+  assert.ok(Math.abs((await width()) - most) <= 1, 'End: the widest');
+  const symbol = await p.locator('[data-testid="chunk-row"][data-rank="1"] .symbol').boundingBox();
+  assert.ok(symbol && symbol.width > 20, 'the widest still leaves room for the symbol');
+  const fits = await p.evaluate(() => {
+    const t = document.querySelector('[data-testid="chunk-body"]');
+    return document.documentElement.scrollWidth <= window.innerWidth && t !== null && t.scrollWidth <= t.clientWidth + 1;
+  });
+  assert.ok(fits, 'the widest does not push the table wider');
+
+  // Remembered: the table comes back from the token map at the same width.
+  await drag(-100);
+  const chosen = await width();
+  await p.getByTestId('view-map').click();
+  await p.getByTestId('chunk-table').waitFor({ state: 'detached' });
+  await p.getByTestId('view-table').click();
+  await row.waitFor();
+  await settled(p);
+  assert.ok(Math.abs((await width()) - chosen) <= 1, `kept at ${chosen}px`);
+
+  // A double-click puts the default back.
+  await handle.dblclick();
+  await settled(p);
+  assert.ok(Math.abs((await width()) - before) <= 1, 'the default width is back');
+  await p.close();
+});
+
 test('changing a path weight re-assembles; weight 0 hides the rows', async () => {
   const p = await page();
   await ask(p);

@@ -12,6 +12,8 @@
 //   …/many     → 2,000 rows (the canned rows repeated: the table's scale)
 //   …/big      → 400 rows of ~250-token Rust documents (the highlighting bench)
 //   …/long     → a row with a very long path first
+//   …/deep     → a row deep in a vendored crate first
+//                (vendor/serde_json/src/value/de/some/deeper/folder/mod.rs:112-170)
 //   …/slow     → indexing takes ~5 s of progress and can be cancelled
 //   …/team     → a project with a `.loupe.toml` (budget 3000, one bad key)
 //   …/stale    → the fixture with src/pack.rs changed since it was indexed
@@ -340,13 +342,18 @@ function cannedAssembly(root: string, question: string, knobs: KnobsDto, selecti
   if (root.endsWith('/big')) return scaled(answer, filesOf(root), knobs.budget ?? 20000);
   if (root.endsWith('/long')) {
     const deep = Array.from({ length: 24 }, (_, i) => `very_long_directory_name_${i}`).join('/');
-    const first = answer.rows[0];
-    if (first) {
-      answer.rows.unshift({ ...structuredClone(first), id: 1_000_000, path: `${deep}/worker.rs`, start_line: 1, end_line: 9 });
-      answer.rows.forEach((r, i) => (r.rank = i + 1));
-    }
+    putFirst(answer, `${deep}/worker.rs`, 1, 9);
   }
+  if (root.endsWith('/deep')) putFirst(answer, 'vendor/serde_json/src/value/de/some/deeper/folder/mod.rs', 112, 170);
   return answer;
+}
+
+/** A row like the answer's first, at `path`, put first. */
+function putFirst(answer: AssemblyDto, path: string, start_line: number, end_line: number) {
+  const first = answer.rows[0];
+  if (!first) return;
+  answer.rows.unshift({ ...structuredClone(first), id: 1_000_000, path, start_line, end_line });
+  answer.rows.forEach((r, i) => (r.rank = i + 1));
 }
 
 /** What a scan answers before the index lands (the engine's
