@@ -72,7 +72,8 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 /// `http` an OpenAI-compatible embeddings endpoint (`LOUPE_EMBED_URL`,
 /// `LOUPE_EMBED_MODEL`, `LOUPE_EMBED_API_KEY`: what `loupe --embedder http`
 /// reads); unset or anything else is Loupe's own code vectors, as in the
-/// CLI. The local ones are compiled in, so opening them costs milliseconds
+/// CLI. The local ones open in milliseconds (the code model from its file
+/// beside the binary; without it, vectors are off with a warning),
 /// and nothing here delays the first window (an endpoint is asked once for
 /// its dimension).
 pub fn config_from_env() -> ProjectConfig {

@@ -132,7 +132,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "rss_idle_kb": resident_kb(),
         "allocator_kb": allocator_kb(),
         "resident_by_mapping_kb": resident_by_mapping(),
-        "code_model_in_binary_resident_kb": code_model_resident_kb(),
     });
     println!("{line}");
     // Out with everything still held: a heap profile's final dump (a
@@ -198,28 +197,6 @@ fn resident_by_mapping() -> Vec<(String, u64)> {
     top.sort_by_key(|m| std::cmp::Reverse(m.1));
     top.truncate(8);
     top
-}
-
-/// KiB of the binary's copy of the shipped code model that are resident,
-/// and KiB of pages it spans: the present bits of its pages in
-/// `/proc/self/pagemap` (4 KiB pages). The copy is read in place when the
-/// model's file is not found, and then an index run that embeds every
-/// chunk pages all of it in; with the file found, nothing reads it.
-fn code_model_resident_kb() -> Option<(u64, u64)> {
-    use std::io::{Read, Seek, SeekFrom};
-    const PAGE: u64 = 4096;
-    let bytes = loupe_engine::embed::CodeModel::shipped_file();
-    let start = bytes.as_ptr().addr() as u64;
-    let first = start / PAGE;
-    let last = (start + bytes.len().max(1) as u64 - 1) / PAGE;
-    let pages = last - first + 1;
-    let mut pagemap = std::fs::File::open("/proc/self/pagemap").ok()?;
-    pagemap.seek(SeekFrom::Start(first * 8)).ok()?;
-    let mut entries = vec![0u8; usize::try_from(pages * 8).ok()?];
-    pagemap.read_exact(&mut entries).ok()?;
-    // Bit 63 of each little-endian entry: the page is in memory.
-    let present = entries.chunks_exact(8).filter(|e| e[7] & 0x80 != 0).count() as u64;
-    Some((present * PAGE / 1024, pages * PAGE / 1024))
 }
 
 /// `VmRSS` of this process in KiB, from `/proc/self/status`.

@@ -3,9 +3,10 @@
 //! (commit message or pull-request text → changed chunk) pairs mined from
 //! public repositories (TRAINING.md). Embedding a text is splitting it into
 //! [`code_words`] and summing their rows; there is no network, no download
-//! and no first-run work: the table ships with the binary, in a file beside
-//! it (a question reads only its words' rows from disk) and compiled into
-//! it (used where the file is missing; see [`CodeModel::shipped`]).
+//! and no first-run work: the table ships once, as a file beside the binary
+//! (a question reads only its words' rows from disk; see
+//! [`CodeModel::shipped`]). Without that file there are no code vectors:
+//! the doors say so once and answer from the other signals.
 //!
 //! **Words** ([`code_words`]): the ASCII identifier runs of the text
 //! (`[A-Za-z0-9_]+`; a run with a non-ASCII letter is skipped), split at underscores and at case changes
@@ -40,20 +41,17 @@
 use super::{Embedder, Hold};
 use crate::{Error, Result};
 use rustc_hash::FxHashMap;
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-/// The shipped model file (see the module doc for its layout). A static,
-/// not a const: each use of a const may get its own copy of the 16 MB.
-static SHIPPED: &[u8] = include_bytes!("../../assets/code-vectors.bin");
-
-/// The first 16 hex digits of [`SHIPPED`]'s blake3 hash, which name the
-/// model (its [`Embedder::model_id`]). Recorded rather than computed at
-/// start: hashing the file would page all 16 MB of it into the process,
-/// where they would stay resident, while a question reads only the rows of
-/// its own words. A unit test checks it against the file.
+/// The first 16 hex digits of the shipped model file's blake3 hash, which
+/// name the model (its [`Embedder::model_id`]), and its length: the file a
+/// binary finds is used only if it is this model. Recorded, not compiled
+/// in: the binary carries no copy of the 16 MB (the `.deb` carries the
+/// file once). A unit test checks both against `assets/code-vectors.bin`.
 const SHIPPED_HASH: &str = "eeb09aa1d2a623d7";
+/// The shipped model file's length in bytes (see [`SHIPPED_HASH`]).
+const SHIPPED_LEN: u64 = 16_332_207;
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"LPCODEV1";
@@ -155,9 +153,8 @@ pub struct CodeModel {
 /// Where a model's coordinates are read from.
 #[derive(Clone, Debug)]
 enum Rows {
-    /// In memory: the binary's copy of the shipped model (borrowed, read in
-    /// place), or a file decoded from bytes (owned).
-    Memory(Cow<'static, [u8]>),
+    /// In memory: a model decoded from bytes.
+    Memory(Vec<u8>),
     /// The shipped model's file on disk ([`CodeModel::shipped`]).
     File(Arc<FileRows>),
 }
@@ -169,8 +166,7 @@ enum Rows {
 #[derive(Debug)]
 struct FileRows {
     file: std::fs::File,
-    /// Byte offset of row 0, the same in the file and in [`SHIPPED`]
-    /// (the file was checked to be those bytes).
+    /// Byte offset of row 0.
     at: usize,
     /// `rows × dim`.
     len: usize,
@@ -188,26 +184,24 @@ enum RowSource<'a> {
 }
 
 impl RowSource<'_> {
-    /// Row `r` (`dim` bytes), read into `buf` when it comes from disk.
-    fn row<'b>(&'b self, r: usize, dim: usize, buf: &'b mut Vec<u8>) -> &'b [u8] {
+    /// Row `r` (`dim` bytes), read into `buf` when it comes from disk. A
+    /// file that went bad under an open model (truncated or emptied in
+    /// place) is an error, logged once: a wrong row would be a wrong
+    /// vector, kept in the index as if it were right.
+    fn row<'b>(&'b self, r: usize, dim: usize, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
         let span = r * dim..(r + 1) * dim;
         match self {
-            RowSource::Memory(bytes) => &bytes[span],
-            RowSource::Held(bytes) => &bytes[span],
+            RowSource::Memory(bytes) => Ok(&bytes[span]),
+            RowSource::Held(bytes) => Ok(&bytes[span]),
             RowSource::File(f) => {
                 buf.resize(dim, 0);
                 match crate::vectors::read_at(&f.file, buf, (f.at + span.start) as u64) {
-                    Ok(()) => buf,
-                    // The file went bad under an open model (truncated in
-                    // place): its bytes were checked to be the binary's,
-                    // so the binary's copy of the row is the same row.
+                    Ok(()) => Ok(buf),
                     Err(e) => {
                         if !f.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                            tracing::warn!(
-                                "reading the code model's file: {e}; using the binary's copy"
-                            );
+                            tracing::warn!("reading the code model's file: {e}");
                         }
-                        &SHIPPED[f.at + span.start..f.at + span.end]
+                        Err(bad(&format!("reading a row: {e}")))
                     }
                 }
             }
@@ -273,32 +267,33 @@ fn bad(what: &str) -> Error {
 }
 
 impl CodeModel {
-    /// The shipped model: read from its file where the file beside an
-    /// installed binary (`../share/loupe/`) or in the source tree holds the
-    /// very bytes compiled into the binary, so that only the rows in use
-    /// are ever in the process's memory; otherwise (a binary copied away
-    /// from its package or source tree) from the binary's own copy, read
-    /// in place, which pages in whatever is read and keeps it resident
-    /// (all 16 MB after an index run: BENCHMARKS.md, session 36).
+    /// The shipped model, read from its file beside an installed binary
+    /// (`../share/loupe/`) or in the source tree the binary was built from,
+    /// where that file is the model this binary was built for: only the
+    /// rows in use are ever in the process's memory. An error says where
+    /// it looked and what it found there (a binary copied away from its
+    /// package or source tree has no model; the doors then run without
+    /// code vectors and say so).
     pub fn shipped() -> Result<Self> {
-        for path in shipped_file_candidates() {
-            match Self::open_shipped_file(&path) {
+        Self::first_shipped_file(&shipped_file_candidates())
+    }
+
+    /// The first of `paths` that holds the shipped model, or an error that
+    /// names each and what was there.
+    fn first_shipped_file(paths: &[PathBuf]) -> Result<Self> {
+        let mut seen = Vec::new();
+        for path in paths {
+            match Self::open_shipped_file(path) {
                 Ok(Some(model)) => return Ok(model),
-                Ok(None) => {}
-                Err(e) => tracing::warn!(path = %path.display(), "{e}; using the binary's copy"),
+                Ok(None) => seen.push(format!("{}: missing", path.display())),
+                Err(e) => seen.push(e.to_string()),
             }
         }
-        Self::in_binary()
+        Err(bad(&format!("no usable model file ({})", seen.join("; "))))
     }
 
-    /// The shipped model read from the binary's copy only.
-    fn in_binary() -> Result<Self> {
-        let head = Self::decode_head(SHIPPED)?;
-        Self::assemble(head, SHIPPED, SHIPPED_HASH, Cow::Borrowed)
-    }
-
-    /// The shipped model from `path` if the file there is the binary's
-    /// model byte for byte (`None`: no file there).
+    /// The shipped model from `path` if the file there is the model this
+    /// binary was built for, byte for byte (`None`: no file there).
     fn open_shipped_file(path: &Path) -> Result<Option<Self>> {
         use std::io::Read;
         let io = |e: std::io::Error| bad(&format!("{}: {e}", path.display()));
@@ -311,11 +306,10 @@ impl CodeModel {
         }
         let mut file = std::fs::File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        if len != SHIPPED.len() as u64 {
+        if len != SHIPPED_LEN {
             return Err(bad(&format!(
-                "{} is not the model this binary was built with ({len} bytes, not {})",
+                "{} is not the model this binary was built with ({len} bytes, not {SHIPPED_LEN})",
                 path.display(),
-                SHIPPED.len()
             )));
         }
         // The whole file, through a small buffer: its pages stay in the
@@ -343,7 +337,7 @@ impl CodeModel {
                 as usize
         };
         let head_len = HEADER_BYTES + field(16) + field(12) * 4;
-        let mut head_bytes = vec![0u8; head_len.min(SHIPPED.len())];
+        let mut head_bytes = vec![0u8; head_len.min(len as usize)];
         crate::vectors::read_at(&file, &mut head_bytes, 0).map_err(io)?;
         let head = Self::decode_head(&head_bytes)?;
         let rows = Rows::File(Arc::new(FileRows {
@@ -356,37 +350,18 @@ impl CodeModel {
         Ok(Some(Self::with_rows(head, rows, SHIPPED_HASH)))
     }
 
-    /// The shipped model file as the binary holds it, for measuring how
-    /// much of it is resident (`examples/first_prompt`).
-    pub fn shipped_file() -> &'static [u8] {
-        SHIPPED
-    }
-
     /// Decode a model file, checking every length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let hash = blake3::hash(bytes).to_hex();
         let head = Self::decode_head(bytes)?;
-        Self::assemble(head, bytes, &hash[..16], |rows| Cow::Owned(rows.to_vec()))
-    }
-
-    /// The model of a whole file's `bytes`, whose parts before the
-    /// coordinates are `head` and whose hash (16 hex digits) is `hash`;
-    /// `keep` turns the coordinates' bytes into the model's own (borrowed
-    /// when they live as long as the program).
-    fn assemble<'a>(
-        head: Head,
-        bytes: &'a [u8],
-        hash: &str,
-        keep: impl FnOnce(&'a [u8]) -> Cow<'static, [u8]>,
-    ) -> Result<Self> {
         if bytes.len() < head.file_len() {
             return Err(bad("truncated"));
         }
         if bytes.len() > head.file_len() {
             return Err(bad("trailing bytes"));
         }
-        let rows = Rows::Memory(keep(&bytes[head.rows_at..]));
-        Ok(Self::with_rows(head, rows, hash))
+        let rows = Rows::Memory(bytes[head.rows_at..].to_vec());
+        Ok(Self::with_rows(head, rows, &hash[..16]))
     }
 
     fn with_rows(head: Head, rows: Rows, hash: &str) -> Self {
@@ -462,8 +437,9 @@ impl CodeModel {
         vec![1.0 / (self.dim as f32).sqrt(); self.dim]
     }
 
-    /// The pooled, L2-normalized vector of `text`.
-    pub fn embed_one(&self, text: &str) -> Vec<f32> {
+    /// The pooled, L2-normalized vector of `text` (an error only when the
+    /// model's file went bad under it).
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         self.pool(text, &self.source())
     }
 
@@ -505,7 +481,7 @@ impl CodeModel {
     }
 
     /// [`Self::embed_one`] with the rows from `rows`.
-    fn pool(&self, text: &str, rows: &RowSource<'_>) -> Vec<f32> {
+    fn pool(&self, text: &str, rows: &RowSource<'_>) -> Result<Vec<f32>> {
         let mut tf: FxHashMap<u32, u32> = FxHashMap::default();
         code_words(text, |w| {
             if let Some(&r) = self.index.get(w) {
@@ -521,17 +497,17 @@ impl CodeModel {
             let r = r as usize;
             let weight = 1.0 + (n as f32).ln();
             let scale = self.scales[r];
-            let row = rows.row(r, self.dim, &mut buf);
+            let row = rows.row(r, self.dim, &mut buf)?;
             // `q × scale` first, as the trainer dequantizes, so the sums match.
             v.iter_mut()
                 .zip(row)
                 .for_each(|(x, &q)| *x += weight * (f32::from(q as i8) * scale));
         }
-        if crate::vectors::normalize(&mut v) {
+        Ok(if crate::vectors::normalize(&mut v) {
             v
         } else {
             self.blank()
-        }
+        })
     }
 }
 
@@ -575,10 +551,10 @@ impl Embedder for CodeEmbedder {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         use rayon::prelude::*;
         let rows = self.model.source();
-        Ok(texts
+        texts
             .par_iter()
             .map(|t| self.model.pool(t, &rows))
-            .collect())
+            .collect()
     }
     fn hold(&self, texts: usize) -> Option<Hold> {
         if texts < HOLD_MIN_TEXTS {
@@ -595,16 +571,22 @@ impl Embedder for CodeEmbedder {
 mod tests {
     use super::*;
 
+    /// The shipped model's bytes, read from the source tree.
+    fn shipped_bytes() -> Vec<u8> {
+        std::fs::read(file_candidates(None)[0].as_path()).unwrap()
+    }
+
     #[test]
-    fn the_recorded_hash_is_the_shipped_files() {
-        let hash = blake3::hash(SHIPPED).to_hex();
+    fn the_recorded_hash_and_length_are_the_shipped_files() {
+        let bytes = shipped_bytes();
+        let hash = blake3::hash(&bytes).to_hex();
         assert_eq!(
-            SHIPPED_HASH,
-            &hash[..16],
-            "assets/code-vectors.bin changed: set SHIPPED_HASH to its hash"
+            (SHIPPED_HASH, SHIPPED_LEN),
+            (&hash[..16], bytes.len() as u64),
+            "assets/code-vectors.bin changed: set SHIPPED_HASH and SHIPPED_LEN to its own"
         );
-        let model = CodeModel::in_binary().unwrap();
-        assert_eq!(model.id, CodeModel::from_bytes(SHIPPED).unwrap().id);
+        let model = CodeModel::shipped().unwrap();
+        assert_eq!(model.id, CodeModel::from_bytes(&bytes).unwrap().id);
     }
 
     fn words(text: &str) -> Vec<String> {
@@ -665,12 +647,12 @@ mod tests {
         let m = CodeModel::from_bytes(&tiny_model()).unwrap();
         assert_eq!(m.vocabulary_size(), 3);
         // parse → (1, 0); header → (0, 1); parse_header → (1, 1).
-        let v = m.embed_one("parse");
+        let v = m.embed_one("parse").unwrap();
         assert_eq!(v, vec![1.0, 0.0]);
-        let v = m.embed_one("parseHeader");
+        let v = m.embed_one("parseHeader").unwrap();
         let s = 2f32.sqrt();
         assert!((v[0] - 2.0 / (2.0 * s)).abs() < 1e-6 && (v[1] - v[0]).abs() < 1e-6);
-        assert_eq!(m.embed_one("nothing known"), m.blank());
+        assert_eq!(m.embed_one("nothing known").unwrap(), m.blank());
     }
 
     #[test]
@@ -701,7 +683,7 @@ mod tests {
         let m = CodeModel::shipped().unwrap();
         assert!(!probes.is_empty());
         for p in probes {
-            let v = m.embed_one(&p.text);
+            let v = m.embed_one(&p.text).unwrap();
             assert_eq!(v.len(), p.vector.len(), "{}", p.text);
             let worst = v
                 .iter()
@@ -714,17 +696,11 @@ mod tests {
 
     #[test]
     fn the_shipped_model_decodes() {
-        let m = CodeModel::in_binary().unwrap();
+        let m = CodeModel::from_bytes(&shipped_bytes()).unwrap();
         assert!(m.dim <= 256 && m.vocabulary_size() > 1000);
-        let v = m.embed_one("fn spawn_blocking");
+        let v = m.embed_one("fn spawn_blocking").unwrap();
         assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
-        // The binary's rows are read in place; a file read at run time is
-        // copied; both pool alike.
-        assert!(matches!(m.rows, Rows::Memory(Cow::Borrowed(_))));
-        let copy = CodeModel::from_bytes(SHIPPED).unwrap();
-        assert!(matches!(copy.rows, Rows::Memory(Cow::Owned(_))));
-        assert_eq!(copy.embed_one("fn spawn_blocking"), v);
-        assert_eq!(copy.id, m.id);
+        assert!(matches!(m.rows, Rows::Memory(_)));
     }
 
     /// The tests run from the source tree, where the model's file is.
@@ -734,7 +710,7 @@ mod tests {
             .into_iter()
             .map(String::from)
             .collect();
-        let binary = CodeEmbedder::with_model(CodeModel::in_binary().unwrap());
+        let binary = CodeEmbedder::with_model(CodeModel::from_bytes(&shipped_bytes()).unwrap());
         let file = CodeEmbedder::new().unwrap();
         assert!(matches!(file.model.rows, Rows::File(_)));
         assert_eq!(file.model_id(), binary.model_id());
@@ -750,7 +726,7 @@ mod tests {
         assert_eq!(file.embed(&texts).unwrap(), want);
         drop((hold, again));
         assert!(matches!(file.model.source(), RowSource::File(_)));
-        // The binary's copy holds nothing.
+        // A model in memory holds nothing more.
         assert!(binary.hold(usize::MAX).is_none());
     }
 
@@ -776,6 +752,7 @@ mod tests {
 
     #[test]
     fn a_file_that_is_not_the_binarys_model_is_not_used() {
+        let shipped = shipped_bytes();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(SHIPPED_FILE_NAME);
         assert!(CodeModel::open_shipped_file(&path).unwrap().is_none());
@@ -783,23 +760,46 @@ mod tests {
         let err = CodeModel::open_shipped_file(&path).unwrap_err().to_string();
         assert!(err.contains("not a file"), "{err}");
         std::fs::remove_dir(&path).unwrap();
-        let mut changed = SHIPPED.to_vec();
+        let mut changed = shipped.clone();
         let last = changed.len() - 1;
         changed[last] ^= 1;
         std::fs::write(&path, &changed).unwrap();
         let err = CodeModel::open_shipped_file(&path).unwrap_err().to_string();
         assert!(err.contains("hash differs"), "{err}");
-        std::fs::write(&path, &SHIPPED[..SHIPPED.len() / 2]).unwrap();
+        std::fs::write(&path, &shipped[..shipped.len() / 2]).unwrap();
         let err = CodeModel::open_shipped_file(&path).unwrap_err().to_string();
         assert!(err.contains("bytes, not"), "{err}");
-        std::fs::write(&path, SHIPPED).unwrap();
+        std::fs::write(&path, &shipped).unwrap();
         let m = CodeModel::open_shipped_file(&path).unwrap().unwrap();
         assert!(matches!(m.rows, Rows::File(_)));
-        let want = CodeModel::in_binary().unwrap().embed_one("spawn");
-        assert_eq!(m.embed_one("spawn"), want);
-        // Emptied under the open model: the binary's copy of a row is the
-        // same row.
+        let want = CodeModel::from_bytes(&shipped).unwrap().embed_one("spawn");
+        assert_eq!(m.embed_one("spawn").unwrap(), want.unwrap());
+        // Emptied under the open model: an error, not a wrong vector, and
+        // no panic; an embedder over it fails the batch the same way.
         std::fs::write(&path, b"").unwrap();
-        assert_eq!(m.embed_one("spawn"), want);
+        let err = m.embed_one("spawn").unwrap_err().to_string();
+        assert!(err.contains("reading a row"), "{err}");
+        let embedder = CodeEmbedder::with_model(m);
+        assert!(embedder.embed(&["spawn".to_owned()]).is_err());
+        // Texts with no known word read no row.
+        assert!(embedder.embed(&["¿qué?".to_owned()]).is_ok());
+    }
+
+    /// No usable file where a binary looks: no model, and the error names
+    /// each place and what was there; the first good one wins.
+    #[test]
+    fn without_its_file_there_is_no_model_and_the_error_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.bin");
+        let short = dir.path().join("short.bin");
+        std::fs::write(&short, b"LPCODEV1").unwrap();
+        let err = CodeModel::first_shipped_file(&[missing.clone(), short.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing.bin: missing"), "{err}");
+        assert!(err.contains("short.bin is not the model"), "{err}");
+        let good = file_candidates(None).remove(0);
+        let m = CodeModel::first_shipped_file(&[missing, good, short]).unwrap();
+        assert!(matches!(m.rows, Rows::File(_)));
     }
 }
