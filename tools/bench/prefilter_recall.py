@@ -3,10 +3,11 @@
 
 Loupe searches its int8 vector rows exactly (`vectors.rs`): every question
 reads every row, 116 MB on the vendor corpus, 13.5 ms of a 31 ms warm
-retrieval (BENCHMARKS.md, "Session 21"). A first pass over a smaller copy
-of the rows, then the exact score of its best R, would read less and could
-leave the int8 rows on disk. This measures, on a real index's rows, what
-share of the exact top-k such a first pass keeps:
+retrieval (BENCHMARKS.md, "Questions and assembly"; what this script
+found: "Changes to embedding and vectors"). A first pass over a smaller
+copy of the rows, then the exact score of its best R, would read less and
+could leave the int8 rows on disk. This measures, on a real index's rows,
+what share of the exact top-k such a first pass keeps:
 
 - `sign`: one bit per coordinate (raw, or centred on the mean vector),
   ranked by Hamming distance;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Offline check of term coverage for a change's second file (EVAL.md,
-session 37): would raising the files that hold the question's words the
-files above them lack lift the other gold files?
+"What was tried" → Offline leads, `efaab6b`): would raising the files
+that hold the question's words the files above them lack lift the other
+gold files?
 
 Reads `loupe eval --features` dumps and their datasets. Per question,
 files are ranked by their best chunk's `formula` score (the top 60 kept).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Offline check of pseudo-relevance feedback for a change's second file
-(EVAL.md, session 31): would searching again with the top file's words
-lift the other gold files?
+(EVAL.md, "What was tried" → Offline leads, `d6f050f`): would searching
+again with the top file's words lift the other gold files?
 
 Reads `loupe eval --features` dumps and their datasets. Per question,
 files are ranked by their best chunk's `formula` score; the identifiers

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How far can the ranker's inputs go? (EVAL.md, session 37.)
+"""How far can the ranker's inputs go? (EVAL.md, "The in-sample bound".)
 
 Reads `loupe eval --features` dumps of dev sets and prints, per set and
 as the mean over sets, acc@5 (every gold file within the top 5 files):

@@ -20,7 +20,7 @@ SEED=${SEED:-7}
 LOUPE=${LOUPE:-target/release/loupe}
 mkdir -p "$DATA"
 # Pinned: the vectors' float sums follow numpy's and scipy's kernels, so
-# another version rounds a few int8 weights the other way (session 27:
+# another version rounds a few int8 weights the other way (`e4ad6e1`:
 # 0.4 % of the model's bytes, the same validation numbers). These are the
 # versions the shipped files were made with.
 # LightGBM only makes the comparison row in ranker.json's provenance.
@@ -57,7 +57,8 @@ python3 tools/train/train_ranker.py --features "$DATA"/features-*.jsonl --data "
 
 # The ranker's features above are dumped without vectors on purpose: the
 # code vectors are trained on the same repositories' newest commits, so
-# vector features of those questions would leak (EVAL.md, session 7).
+# vector features of those questions would leak (EVAL.md, "What was tried"
+# → Learned ranker, `a4bda5b`).
 stamp "vector pairs (tools/train/pairs.py)"
 cargo build --release -p loupe-engine --example code_corpus
 python3 -c "import scipy; assert scipy.__version__ == '$SCIPY'" 2>/dev/null || pip install -q "scipy==$SCIPY"
@@ -71,10 +72,14 @@ python3 tools/train/train_vectors.py --pairs "$DATA/pairs.jsonl" --seed "$SEED" 
   --out crates/loupe-engine/assets/code-vectors.bin \
   --probes crates/loupe-engine/assets/code-vectors.probe.json \
   --report "$DATA/vectors-report.json"
-# The engine names the shipped model by this hash without reading the file
-# at start (`SHIPPED_HASH` in embed/code.rs; a unit test checks it).
+# The engine names the shipped model by this hash and length without reading
+# the file at start (`SHIPPED_HASH`, `SHIPPED_LEN` in embed/code.rs; a unit
+# test checks both).
 python3 -c "import blake3" 2>/dev/null || pip install -q blake3
 HASH=$(python3 -c "import blake3, sys; print(blake3.blake3(open(sys.argv[1], 'rb').read()).hexdigest()[:16])" \
   crates/loupe-engine/assets/code-vectors.bin)
 sed -i "s/^const SHIPPED_HASH: &str = \".*\";/const SHIPPED_HASH: \&str = \"$HASH\";/" crates/loupe-engine/src/embed/code.rs
+LEN=$(stat -c %s crates/loupe-engine/assets/code-vectors.bin)
+LEN_RS=$(python3 -c "import sys; print(f'{int(sys.argv[1]):_}')" "$LEN")
+sed -i "s/^const SHIPPED_LEN: u64 = .*;/const SHIPPED_LEN: u64 = $LEN_RS;/" crates/loupe-engine/src/embed/code.rs
 stamp "done: crates/loupe-assemble/assets/ranker.json, crates/loupe-engine/assets/code-vectors.bin"

@@ -201,7 +201,8 @@ GAMMA = 4.0
 CHUNK_LOSS = 0.5
 # Weight of the breadth loss: each gold file's pooled score in a softmax
 # over every chunk. Without it the model lifts every chunk of a strong
-# file alike and a budget fills with few files (EVAL.md, session 17); on
+# file alike and a budget fills with few files (EVAL.md, "What was tried"
+# → Packing, `1138f91`, and → Learned ranker, `cce6fe1`, `dabb091`); on
 # the validation repositories 1, 3, 6, 10, 20, 40 gave gold files among
 # the top 135 chunks 89.3, 90.0, 91.0, 91.3, 91.7, 91.7 and MRR 69.5 to
 # 70.8, flat from 10 (TRAINING.md).

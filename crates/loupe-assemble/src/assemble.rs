@@ -477,9 +477,10 @@ fn select_stage(
     // and detail, never in their place: the minimum score was applied to
     // each chunk's own score, and so was a `k` the user set (raised first,
     // they took the `k` places of weak files' only chunks: all gold files
-    // packed at 13k fell on every dev set, EVAL.md "Session 28"). The
-    // automatic `k` counts the items a budget can show; a leading file's
-    // other chunks are more of a file already in, so it does not cut them.
+    // packed at 13k fell on every dev set, EVAL.md "What was tried" →
+    // Packing, `6cf069f`). The automatic `k` counts the items a budget can
+    // show; a leading file's other chunks are more of a file already in, so
+    // it does not cut them.
     // Diversity asks for the opposite, other files, so it turns the lift off.
     if lifts_siblings(knobs) {
         let leading = rank::leading_files(candidates, &ranked.scores, &selected);
@@ -538,10 +539,10 @@ fn lifts_siblings(knobs: &Knobs) -> bool {
 /// while all its chunks total at most this share of the usable budget.
 /// The rest of a fix is often in chunks that share no word with the
 /// question (on the dev sets up to 11 % of all changed lines sat in a
-/// top-3 file but in no candidate, EVAL.md "Session 28"), but reading
+/// top-3 file but in no candidate: `git show 6f9883b:EVAL.md`), but reading
 /// large files whole took the room weaker files need: this is the largest
 /// share that cost no gold file on the mined training questions (EVAL.md,
-/// "Session 29"; 0.15 lost one at 50k).
+/// "What was tried" → Packing, `025318b`; 0.15 lost one at 50k).
 pub const WHOLE_FILE_SHARE: f32 = 0.1;
 
 /// The most tokens a leading file may have to be read whole ([`WHOLE_FILE_SHARE`]).
@@ -653,7 +654,7 @@ fn prepare_stage<'c>(
         // The band comes from the chunk's own score: a chunk raised toward
         // its leading file's best is packed earlier, so it gets spare detail
         // first, but it does not take the detail weaker files' chunks need
-        // to show a line (EVAL.md, "Session 28").
+        // to show a line (EVAL.md, "What was tried" → Packing, `12858ff`).
         let wanted = if s.pinned || !knobs.lod {
             0
         } else {

@@ -112,8 +112,8 @@ pub struct QueryStats {
 /// position in the file. The file-level features say how strong a file is;
 /// this says which of its chunks carries it. Without it every chunk of a
 /// strong file scores alike and a budget fills with one file's chunks
-/// (EVAL.md, session 17: the learned ranker's prompts held 24 files where
-/// the formula's held 37).
+/// (the learned ranker's prompts held 24 files where the formula's held 37:
+/// EVAL.md, "What was tried" → Packing, `1138f91`).
 fn lead_order(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
     let (x, y) = (&a.signals, &b.signals);
     let bm25 = |s: &Signals| s.bm25.filter(|v| v.is_finite()).unwrap_or(0.0);

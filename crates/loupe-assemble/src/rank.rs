@@ -176,7 +176,7 @@ pub enum Ranker {
     /// The shipped learned model ([`learned::shipped`]); the formula if
     /// this build's model file were unusable. Not the default: on the dev
     /// sets it ranks within noise of the formula and packs fewer gold files
-    /// (EVAL.md, session 6).
+    /// (EVAL.md, "The learned ranker (not the default)").
     Learned,
     /// The hand-set formula (the constants above): the default, and the
     /// ablation `loupe eval --ablate learned`.
@@ -447,7 +447,8 @@ pub fn order(a: (&Candidate, &ScoreBreakdown), b: (&Candidate, &ScoreBreakdown))
 /// first (assembly raises only what the minimum score and a user's `k`
 /// kept, and keeps each chunk's detail band its own, so they never take a
 /// weak file's place or the detail it needs). Chosen on mined training
-/// questions, not the dev sets (EVAL.md, "Session 28").
+/// questions, not the dev sets (EVAL.md, "Data sets"; what it bought:
+/// "What was tried" → Packing, `6cf069f`, `12858ff`).
 pub const SIBLING_SHARE: f32 = 0.5;
 /// How many files, best first by their best chunk, have their other chunks
 /// raised.

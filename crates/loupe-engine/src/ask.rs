@@ -535,8 +535,9 @@ impl Project {
     /// `None` when there are none. Assembly raises a leading file's other
     /// chunks, but only those retrieval brought: the rest of a fix shares
     /// none of the question's words, and on the dev sets up to 11 % of all
-    /// changed lines sat in a top-3 file but in no candidate (EVAL.md,
-    /// "Session 28"; what reading them gains: "Session 29"). Each file is
+    /// changed lines sat in a top-3 file but in no candidate (`git show
+    /// 6f9883b:EVAL.md`; what reading them gains: EVAL.md, "What was tried"
+    /// → Packing, `025318b`, `c313435`). Each file is
     /// read once per question, so a knob change reads only files that
     /// newly lead.
     async fn complete_leading(

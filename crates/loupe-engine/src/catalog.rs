@@ -115,8 +115,8 @@ fn placeholders(n: usize) -> String {
 /// again to rebuild its index: a first index of the vendor corpus left
 /// 1.36 GB, and each one-shot `loupe query` then spent 0.45–0.6 s of
 /// system time on it (0.78–0.95 s in all, against 0.28–0.33 s once
-/// folded; BENCHMARKS.md, session 38). 16 MiB of log reads in a few
-/// milliseconds.
+/// folded; BENCHMARKS.md, "Changes to indexing", `755420e`). 16 MiB of
+/// log reads in a few milliseconds.
 pub const FOLD_WAL_BYTES: u64 = 16 << 20;
 
 /// The path of a SQLite file's companion (`-wal`, `-shm`): the file's own
@@ -449,7 +449,8 @@ impl Catalog {
     /// chunk, symbol and reference tables are dropped in the transaction
     /// and built again from their stored definitions before it commits,
     /// since one sort per index costs less than keeping millions of rows'
-    /// random keys in order as they arrive (BENCHMARKS.md, session 16).
+    /// random keys in order as they arrive (BENCHMARKS.md, "Changes to
+    /// indexing", `5f240f6`).
     ///
     /// The transaction takes the write lock as it begins (`BEGIN
     /// IMMEDIATE`), so it waits out the busy timeout for a writer still
@@ -1082,7 +1083,7 @@ impl Staging {
             // other idles (every file is parsed by now): SQLite's sorter
             // may use helper threads, off by default. On the vendor
             // corpus the six indexes took 6.5 s, 5.4 s with two threads
-            // (BENCHMARKS.md, session 30).
+            // (BENCHMARKS.md, "Changes to indexing", `e50f74b`).
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
             sqlx::query(&format!("PRAGMA threads = {threads}"))
                 .execute(&mut *self.tx)

@@ -5,7 +5,8 @@
 //! content ids (`catalog::content_id`: 52 bits of a hash, spread over the
 //! whole range), so a hash set is the compact form: 4.7 MB for the vendor
 //! corpus's 432,140 chunks. (A bit set, on the belief that ids were dense
-//! row ids, kept them all in its overflow set: BENCHMARKS.md, session 35.)
+//! row ids, kept them all in its overflow set: BENCHMARKS.md, "Changes to
+//! embedding and vectors", `d46bb44`, and "Changes to memory", `c6c91c1`.)
 
 use loupe_assemble::ChunkId;
 use rustc_hash::FxHashSet;

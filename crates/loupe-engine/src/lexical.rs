@@ -540,7 +540,7 @@ pub struct LexicalIndex {
 /// The per-question arrays of [`LexicalIndex::search_files`], kept between
 /// questions, every value zero while kept: allocated afresh each question,
 /// their pages were faulted in anew on an allocator that gives freed pages
-/// back (BENCHMARKS.md, session 20).
+/// back (BENCHMARKS.md, "Changes to questions and assembly", `9c8b70b`).
 #[derive(Default)]
 struct FileScratch {
     /// Per file: its BM25 score.
@@ -965,7 +965,8 @@ impl LexicalIndex {
     /// otherwise compute: the live-chunk statistics, the file statistics
     /// and the whole-file search's scratch arrays (about 12 ms on the
     /// vendor corpus's 432k chunks, which the first question of every
-    /// generation paid; BENCHMARKS.md, session 30). Called when a project
+    /// generation paid; BENCHMARKS.md, "Changes to questions and assembly",
+    /// `263c62a`). Called when a project
     /// opens and after a commit, so the questions that follow find them
     /// ready.
     pub fn warm(&self) -> Result<()> {
@@ -999,7 +1000,8 @@ impl LexicalIndex {
     /// the near-miss names), and a large run leaves as many segments as
     /// tantivy's merge policy happened to: on the vendor corpus 6–13, and
     /// one segment answered 2–4 ms sooner at the median and the 95th
-    /// percentile (BENCHMARKS.md, session 30). Ranks do not depend on the
+    /// percentile (BENCHMARKS.md, "Changes to questions and assembly",
+    /// `393b7e3`). Ranks do not depend on the
     /// segment layout. The merge keeps the commit's payload (the catalog
     /// generation); it cannot be stopped once begun (7–10 s of one core
     /// for 432k chunks), and it needs the writer's lock, so the caller

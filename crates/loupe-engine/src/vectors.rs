@@ -19,12 +19,12 @@
 //! the index was built; an index of at most that many points is
 //! searched exactly. On the vendor corpus the two passes return 99.998 %
 //! of the exact top 50 for the dev sets' 840 questions, all of the top 10
-//! (`examples/vector_recall.rs`; BENCHMARKS.md, "Session 32").
+//! (`examples/vector_recall.rs`; BENCHMARKS.md, "Embedding and vectors").
 //!
 //! There is no graph to build or load: an HNSW graph of the `cargo vendor`
 //! corpus (544 k chunks) took 823 s of a 1,266 s first index and ~16 s of
 //! every one-shot query that opened it, and held 2 GiB (BENCHMARKS.md,
-//! "Session 14: vectors without a graph").
+//! "Changes to embedding and vectors", `4a9fe02`).
 //!
 //! Derived data: the vectors themselves live in the catalog's embedding cache,
 //! so this index can always be rebuilt without re-embedding. A dump is written

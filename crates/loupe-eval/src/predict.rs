@@ -112,10 +112,11 @@ pub fn merge(mut ranges: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
 /// tied at the cap, then path and position); candidates assembly did not
 /// score go last, in retrieval order.
 ///
-/// Until session 19 this sorted by the final score alone and left ties in
+/// Before `fb14123` this sorted by the final score alone and left ties in
 /// retrieval order: strong candidates often all reach the score cap, so
 /// the files a prediction ranked first were in part the interim retrieval
-/// order's, not the ranker's (EVAL.md, session 19).
+/// order's, not the ranker's (EVAL.md, "What was tried" → Retrieval
+/// signals and ranking, `fb14123`).
 fn rank_order(candidates: &[Candidate], assembly: &Assembly) -> Vec<usize> {
     let score: HashMap<_, &ScoreBreakdown> =
         assembly.items.iter().map(|r| (r.id, &r.score)).collect();

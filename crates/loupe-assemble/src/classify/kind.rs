@@ -281,7 +281,8 @@ pub fn question_type(question: &str, analysis: &QueryAnalysis) -> QuestionType {
 /// logs (a repro written as `#[tokio::test]` asks for no tests), not in
 /// URLs (`https://example.com` asks for no examples) and not in "for
 /// example". On the report-style dev set such words had made 13 of 90
-/// intents tests or docs (EVAL.md, session 25).
+/// intents tests or docs (EVAL.md, "What was tried" → Question analysis,
+/// `b7406ef`).
 pub fn intent(question: &str, analysis: &QueryAnalysis) -> Intent {
     let (prose, _) = prose_and_pasted(question);
     let prose = URL.replace_all(&prose, " ");

@@ -11,7 +11,8 @@
 //! "report", "version" or "install"; classified, "install" alone turns the
 //! intent to docs. On the report-style dev set (`rust-issues`, where 40 of
 //! 90 reports carry such scaffolding) leaving it out lifted acc@5 by 4.4
-//! points, 4 questions won and none lost (EVAL.md, session 25).
+//! points, 4 questions won and none lost (EVAL.md, "What was tried" →
+//! Question analysis, `47a7af0`).
 //!
 //! [`searchable`] is the question as search and classification read it. The
 //! prompt keeps the question as typed.

@@ -143,7 +143,8 @@ pub(super) struct Counter {
 /// back to back in one buffer and the hash table holds only entry
 /// numbers, so o200k's 200 k tokens take about 4 MB, where a map from
 /// owned byte strings (the type `byte_pair_split` takes) took 12 (the
-/// largest item of an idle engine's heap, BENCHMARKS.md session 35).
+/// largest item of an idle engine's heap, BENCHMARKS.md, "Changes to
+/// memory", `6188df2`).
 struct Ranks {
     /// Every token's bytes, in entry order.
     bytes: Vec<u8>,

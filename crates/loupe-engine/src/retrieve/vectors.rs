@@ -5,7 +5,7 @@
 //! gathered, none of which needs its answer: the scan of every int8 row
 //! and BM25's postings share the two cores, and the catalog's lookups
 //! wait on SQLite meanwhile, so the steps overlap instead of adding up
-//! (BENCHMARKS.md, "Session 24").
+//! (BENCHMARKS.md, "Questions and assembly").
 
 use super::Gathered;
 use crate::project::{Project, Snapshot};
