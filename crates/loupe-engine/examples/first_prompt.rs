@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The app shows a first open this large before its index lands
-/// (`SCAN_MIN_FILES` in `ui/src/App.svelte`).
+/// (`SCAN_MIN_FILES` in `ui/src/lib/stores/project.svelte.ts`).
 const SCAN_MIN_FILES: u64 = 2000;
 
 /// How long the process idles after the last answer before its resident

@@ -270,7 +270,7 @@ const vectorsLanded = new Set<string>();
  * questions are answered from a scan of the files. */
 const scanning = new Set<string>();
 /** Files the scan scenario's first index reads: enough for the UI to show
- * the project before its index lands (`SCAN_MIN_FILES` in App.svelte). */
+ * the project before its index lands (`SCAN_MIN_FILES` in stores/project.svelte.ts). */
 const SCAN_FILES = 5000;
 
 /** Which fixture variant a scenario's root is served from. */

@@ -1,0 +1,202 @@
+// The answer: `assemble` asked on every change of the question, the knobs,
+// the pins and bans or the index (latest request wins); the rows that
+// entered or left the prompt when the index or vectors landed; pins and
+// bans; the open row's detail; saving the prompt.
+
+import { BackendError, type AssemblyDto, type ChunkDetailDto, type KnobsDto, type MarkDto, type RowDto, type SelectionDto, type TargetDto } from '../backend';
+import { latestOnly } from '../latest';
+import { rowKey } from '../rows';
+import type { Loupe } from './loupe.svelte';
+
+/** What a request in flight asked: the panel's answer or the map's. */
+export type Asked = { root: string; question: string; agent: string | null; change: string | null };
+
+/** Another question (or none, or another project) makes an answer in
+ * flight moot, so stop it: a scan of an unindexed folder reads every
+ * file, and the map's ask and the panel's share one lock in the engine,
+ * so either left running holds the next question back. A knob moved on
+ * the same question waits for it instead. */
+export function stopIfMoot(app: Loupe, running: Asked, next: Asked | null) {
+  const same =
+    next &&
+    next.root === running.root &&
+    next.question === running.question &&
+    next.agent === running.agent &&
+    next.change === running.change;
+  if (!same && app.backend) void app.backend.cancelQuestion(running.root, running.question).catch(() => {});
+}
+
+/** The rows in the prompt, by `rowKey` (ids of an answer from a scan are
+ * its own, not the index's). */
+function inPrompt(a: AssemblyDto): Set<string> {
+  return new Set(a.rows.filter((r) => r.status === 'included' || r.status === 'degraded').map(rowKey));
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  return a.size === b.size && [...a].every((k) => b.has(k));
+}
+
+/** What the last landing changed in the prompt, by `rowKey`, what landed
+ * (`the index` after a scan, or `vectors`), and the question and prompt it
+ * marked. */
+export type Landed = { entered: Set<string>; left: Set<string>; what: string; question: string; prompt: Set<string> };
+
+export type Detail = { row: RowDto; lod: number; data: ChunkDetailDto | null; error: string | null };
+
+export class AssemblyStore {
+  private readonly app: Loupe;
+  /** The answer drawn (`null`: none asked, or not back yet). */
+  result = $state<AssemblyDto | null>(null);
+  /** Answers drawn so far (the tests count them). */
+  count = $state(0);
+  /** The project's pins and bans. */
+  selection = $state<SelectionDto>({ pinned: [], banned: [] });
+  /** The row open in the detail pane. */
+  detail = $state<Detail | null>(null);
+  /** What the last landing changed in the prompt (`null`: nothing to show):
+   * kept while both the question and the prompt stay the same. */
+  landed = $state<Landed | null>(null);
+  /** The rows in the prompt when signals landed: the next answer marks
+   * the rows that entered or left it. */
+  private beforeLanding: Set<string> | null = null;
+  private landing = 'vectors';
+
+  /** Candidates each path-weight glob decided in the last assembly. */
+  ruleCounts = $derived.by(() => {
+    const counts: Record<string, number> = {};
+    for (const r of this.result?.rows ?? []) {
+      const rule = r.score.path_rule;
+      if (rule) counts[rule] = (counts[rule] ?? 0) + 1;
+    }
+    return counts;
+  });
+
+  // The open detail follows its row through re-assemblies (status, marks).
+  detailRow = $derived(this.detail ? (this.result?.rows.find((r) => r.id === this.detail?.row.id) ?? this.detail.row) : null);
+
+  private readonly request = latestOnly(
+    (args: { root: string; question: string; knobs: KnobsDto; agent: string | null; change: string | null }) => {
+      const { backend } = this.app;
+      if (!backend) return Promise.reject(new BackendError('engine', 'no backend'));
+      return backend.assemble(args.root, args.question, args.knobs, args.agent, args.change);
+    },
+    (result) => this.drawn(result),
+    (e) => this.app.fail(e),
+    (running, next) => stopIfMoot(this.app, running, next),
+  );
+
+  constructor(app: Loupe) {
+    this.app = app;
+    // Every change of the question or a knob re-assembles; no "apply" button.
+    $effect(() => {
+      const { project, knobs, question } = app;
+      const agent = app.agents.view?.detail.request ?? null;
+      // An agent's call brings its own change; otherwise the Changes switch says.
+      const change = agent ? null : app.changes.arg;
+      // A review of a change may come with no question. A cleared question
+      // shows no answer: neither one still on its way nor the one drawn, whose
+      // prompt Copy would otherwise hand out for a question no longer asked.
+      if (!project.status || !knobs.values || (!question.text.trim() && !agent?.change && !change)) {
+        this.request.drop();
+        this.result = null;
+        return;
+      }
+      void app.version;
+      this.request({
+        root: project.status.root,
+        question: question.text,
+        knobs: $state.snapshot(knobs.values),
+        agent: agent?.id ?? null,
+        change,
+      });
+    });
+  }
+
+  private drawn(result: AssemblyDto) {
+    const question = this.app.question.text;
+    if (this.beforeLanding) {
+      const before = this.beforeLanding;
+      const now = inPrompt(result);
+      this.landed = {
+        entered: new Set([...now].filter((id) => !before.has(id))),
+        left: new Set([...before].filter((id) => !now.has(id))),
+        what: this.landing,
+        question,
+        prompt: now,
+      };
+      this.beforeLanding = null;
+    } else if (this.landed && (this.landed.question !== question || !sameSet(this.landed.prompt, inPrompt(result)))) {
+      // The marks describe the prompt the landing made: they go with the
+      // next question or with a prompt a knob changed, not with an answer
+      // asked again for nothing new (a status refresh).
+      this.landed = null;
+    }
+    this.result = result;
+    this.count += 1;
+    this.app.error = null;
+  }
+
+  /** Signals landed (`what`): the next answer marks what entered or left the prompt. */
+  expectLanding(what: string) {
+    this.beforeLanding = this.result ? inPrompt(this.result) : null;
+    this.landing = what;
+  }
+
+  /** Another project: what was asked of the previous one is not its answer. */
+  clear() {
+    this.request.drop();
+    this.result = null;
+    this.detail = null;
+  }
+
+  /** Pin, ban or clear a chunk, file or folder. */
+  mark = async (target: TargetDto, m: MarkDto) => {
+    const { backend } = this.app;
+    const status = this.app.project.status;
+    if (!backend || !status) return;
+    try {
+      this.selection = await backend.mark(status.root, target, m);
+      this.app.bump();
+    } catch (e) {
+      this.app.fail(e);
+    }
+  };
+
+  loadDetail = async (row: RowDto, lod: number) => {
+    const { backend } = this.app;
+    const status = this.app.project.status;
+    const knobs = this.app.knobs.values;
+    if (!backend || !status || !knobs) return;
+    this.detail = { row, lod, data: this.detail?.row.id === row.id ? this.detail.data : null, error: null };
+    try {
+      const data = await backend.chunkDetail(status.root, row.id, lod, $state.snapshot(knobs));
+      if (this.detail?.row.id === row.id) this.detail = { ...this.detail, lod, data, error: null };
+    } catch (e) {
+      if (this.detail?.row.id === row.id) this.detail = { ...this.detail, error: BackendError.from(e).message };
+    }
+  };
+
+  openDetail = (row: RowDto) => {
+    void this.loadDetail(row, row.lod ?? 0);
+  };
+
+  closeDetail = () => {
+    this.detail = null;
+  };
+
+  /** The open row at another level of detail. */
+  setLod = (lod: number) => {
+    if (this.detailRow) void this.loadDetail(this.detailRow, lod);
+  };
+
+  /** Save the prompt where the user picks; the path, or `null` if they cancel. */
+  savePrompt = async (text: string): Promise<string | null> => {
+    const { backend } = this.app;
+    const knobs = this.app.knobs.values;
+    if (!backend || !knobs) return null;
+    const ext = knobs.toggles.structured || knobs.format === 'json' ? 'json' : knobs.format === 'markdown' ? 'md' : 'xml';
+    return backend.savePrompt(text, `prompt.${ext}`);
+  };
+
+  copy = (text: string): Promise<void> => this.app.backend?.copy(text) ?? Promise.resolve();
+}
