@@ -22,13 +22,20 @@
 
 SHELL := /bin/bash
 CARGO ?= cargo
+# The allocator's C library from Debian (libjemalloc-dev, the 5.3.0 that
+# tikv-jemalloc-sys would build) instead of configuring and compiling it in
+# every fresh build (BENCHMARKS.md, "Build times"). Every cargo run of this
+# Makefile and its scripts sees the same value (`make deps` installs it
+# before any build), so none rebuilds the allocator; scripts/release-build.sh
+# sets the same default.
+export JEMALLOC_OVERRIDE ?= /usr/lib/$(shell gcc -print-multiarch)/libjemalloc_pic.a
 PROJECT ?= .
 export CARGO_TERM_COLOR ?= never
 
 # The desktop app's build and test dependencies (TAURI-NOTES.md): WebKitGTK
 # and its WebDriver, Xvfb for the e2e run, chromium for the mocked UI,
 # ImageMagick for screenshots, xclip to read back `loupe query --copy`.
-APT_PACKAGES := build-essential pkg-config git file curl wget libssl-dev \
+APT_PACKAGES := build-essential pkg-config git file curl wget libssl-dev libjemalloc-dev \
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev \
   webkit2gtk-driver xvfb xauth chromium xdotool python3-gi gir1.2-gtk-3.0 imagemagick xclip
 STAMP_DIR := target/.stamps
@@ -69,12 +76,12 @@ tauri-driver:
 ## One cargo invocation builds the app and the `loupe` CLI (for `loupe mcp`)
 ## over one feature set, so their shared dependencies are compiled once.
 run: deps ui-dist
-	$(CARGO) build --release -p loupe-cli -p loupe-app $(APP_FEATURES)
+	$(RELEASE_BUILD)
 	$(TARGET_DIR)/release/loupe-app
 
 ## cli: the `loupe` CLI on PROJECT (what `make run` did before the app).
-cli: deps
-	$(CARGO) build --release -p loupe-cli
+cli: deps ui-dist
+	$(RELEASE_BUILD)
 	./target/release/loupe index "$(PROJECT)"
 	./target/release/loupe status "$(PROJECT)"
 
@@ -84,7 +91,7 @@ cli: deps
 ## info (three quarters of their size; symbols stay for backtraces), then
 ## bundled as built (`tauri bundle`: no second build).
 package: deps ui-dist
-	$(CARGO) build --release -p loupe-cli -p loupe-app $(APP_FEATURES)
+	$(RELEASE_BUILD)
 	strip --strip-debug $(TARGET_DIR)/release/loupe $(TARGET_DIR)/release/loupe-app
 	ui/node_modules/.bin/tauri bundle --bundles deb
 	@ls -l $(TARGET_DIR)/release/bundle/deb/*.deb
@@ -93,7 +100,7 @@ package: deps ui-dist
 ## answers the mocked UI serves (ui/src/lib/backend/canned.json), with
 ## `make test`'s build: same packages and features, nothing compiled twice.
 types: ui-dist
-	LOUPE_UPDATE_TYPES=1 $(LINTED) test --workspace $(APP_FEATURES) -- generated_typescript_is_up_to_date canned_answers_of_the_mocked_ui
+	LOUPE_UPDATE_TYPES=1 $(LINTED) test --workspace $(TEST_FEATURES) -- generated_typescript_is_up_to_date canned_answers_of_the_mocked_ui
 
 ## ui-record: add every request the mocked UI tests make of `assemble` to
 ## ui/tests/mock/requests.json and have the real app answer them (`make
@@ -139,7 +146,7 @@ LINTED := RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=-D__CLIPPY_HACKER
 ## lint: formatting, and clippy on every target (benches and examples too)
 ## as part of the test build (`make clippy` is the same lint on its own).
 lint: fmt ui-dist
-	$(LINTED) test --workspace --all-targets --no-run $(APP_FEATURES)
+	$(LINTED) test --workspace --all-targets --no-run $(TEST_FEATURES)
 
 ## ui-dist: the UI bundle the app embeds (custom-protocol).
 ui-dist: ui-deps
@@ -148,11 +155,15 @@ ui-dist: ui-deps
 # One feature set for every build of the app: custom-protocol (it serves
 # ui/dist). The tests, the MCP test's binary and the e2e app are built with
 # it too, so a clean machine compiles tauri, its plugins and the app once,
-# not once per feature set.
-APP_FEATURES := --features loupe-app/custom-protocol
+# not once per feature set. The test build adds the MiniLM embedders
+# (loupe-engine/minilm, off in the release build) so their code is tested.
+TEST_FEATURES := --features loupe-app/custom-protocol,loupe-engine/minilm
+# Every release build (run, cli, package, train, the bench scripts): one
+# invocation, one feature set (scripts/release-build.sh).
+RELEASE_BUILD := CARGO=$(CARGO) scripts/release-build.sh
 
 unit: ui-dist
-	$(LINTED) test --workspace $(APP_FEATURES)
+	$(LINTED) test --workspace $(TEST_FEATURES)
 
 ui-check: ui-deps
 	cd ui && npm run check
@@ -168,7 +179,7 @@ ui-test: ui-check ui-mock
 # features without the dev-dependencies and recompiled tauri, sqlx and
 # the workspace on a clean machine (80 s).
 e2e-app: deps ui-dist
-	$(LINTED) test --workspace $(APP_FEATURES) --no-run
+	$(LINTED) test --workspace $(TEST_FEATURES) --no-run
 	@mkdir -p $(dir $(E2E_APP)) && cp $(TARGET_DIR)/debug/loupe-app $(E2E_APP) && cp $(TARGET_DIR)/debug/loupe $(E2E_CLI)
 
 ## e2e: the real app under Xvfb via tauri-driver + WebKitWebDriver + WebdriverIO
@@ -193,7 +204,7 @@ $(MCP_STAMP):
 # `unit`): `cargo build -p loupe-cli` unifies dependency features for that
 # crate alone, a second build of many crates on a cold target dir.
 mcp-test: $(MCP_STAMP)
-	$(LINTED) test --workspace $(APP_FEATURES) --no-run
+	$(LINTED) test --workspace $(TEST_FEATURES) --no-run
 	LOUPE_BIN=$(abspath $(TARGET_DIR)/debug/loupe) $(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp
 
 ## test: every step in order, each timed; the times are printed at the end
@@ -223,7 +234,7 @@ bench-ui: deps ui-deps
 ## Xvfb (LOUPE_DATA_DIR: the data dir it uses; one holding CORPUS's index measures a reopen).
 bench-app-rss: deps ui-dist tauri-driver
 	@test -n "$(CORPUS)" && test -n "$$LOUPE_DATA_DIR" || { echo "set CORPUS=DIR and LOUPE_DATA_DIR=DATA"; exit 2; }
-	$(CARGO) build --release -p loupe-cli -p loupe-app $(APP_FEATURES)
+	$(RELEASE_BUILD)
 	cd ui && LOUPE_APP=$(abspath $(TARGET_DIR)/release/loupe-app) CORPUS=$(abspath $(CORPUS)) $(XVFB) node bench/app-rss.mjs
 
 ## bench-peers: Loupe side by side with Repomix, code2prompt and yek (BENCHMARKS.md).
@@ -261,8 +272,8 @@ token-margins: deps
 
 ## train: rebuild the shipped ranking model from git mirrors (TRAINING.md).
 ## MIRRORS (bare mirrors as owner+name/repo) and DATA (outside the repo) can be set.
-train: deps
-	$(CARGO) build --release -p loupe-cli
+train: deps ui-dist
+	$(RELEASE_BUILD)
 	tools/train/train.sh
 
 ## fuzz: every fuzz target (crates/loupe-engine/tests/fuzz.rs) for FUZZ_SECS seconds each (default 600), release build; results appended to target/fuzz-report.jsonl (FUZZING.md). Not part of test: make test runs a 2-second smoke of each.

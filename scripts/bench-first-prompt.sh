@@ -16,8 +16,8 @@ cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d /tmp/loupe-first.XXXXXX)}
 runs=${RUNS:-3}
 . scripts/bench-corpus.sh
-cargo build --release -p loupe-cli >&2
-cargo build --release -p loupe-engine --example first_prompt >&2
+scripts/release-build.sh >&2
+scripts/release-build.sh --example first_prompt >&2
 example=./target/release/examples/first_prompt
 loupe=./target/release/loupe
 question="how does the scheduler pick the next task to run?"

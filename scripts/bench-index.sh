@@ -13,7 +13,7 @@ data="$work/data"
 loupe=./target/release/loupe
 . scripts/bench-corpus.sh
 
-cargo build --release -p loupe-cli >&2
+scripts/release-build.sh >&2
 corpus=$(bench_corpus "$work/vendor")
 rm -rf "$data"
 

@@ -54,7 +54,7 @@ if [ -z "${SUMMARY_ONLY:-}" ]; then
 
 # --- Loupe, copied so a concurrent build of the shared target/ cannot swap
 # the binary mid-run.
-cargo build --release -p loupe-cli >&2
+scripts/release-build.sh >&2
 mkdir -p "$work/bin" "$work/out" "$work/logs"
 cp target/release/loupe "$work/bin/loupe"
 loupe="$work/bin/loupe"

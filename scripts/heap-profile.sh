@@ -21,7 +21,7 @@ data=${2:?usage: scripts/heap-profile.sh PROJECT DATA_DIR [OUT_PREFIX]}
 out=${3:-$(mktemp -d /tmp/loupe-heap.XXXXXX)/heap}
 question=${QUESTION:-how does serde_json parse a floating point number?}
 
-cargo build --release -p loupe-engine --features heap-profile --example first_prompt >&2
+FEATURES=loupe-engine/heap-profile scripts/release-build.sh --example first_prompt >&2
 bin=./target/release/examples/first_prompt
 sys=$(cargo metadata --format-version 1 | python3 -c '
 import json, sys

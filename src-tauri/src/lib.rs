@@ -20,9 +20,7 @@ pub mod state;
 pub use state::AppState;
 
 use loupe_engine::ProjectConfig;
-use loupe_engine::embed::{
-    CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
-};
+use loupe_engine::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
 use std::sync::Arc;
 use tauri::Runtime;
 
@@ -81,8 +79,8 @@ pub fn config_from_env() -> ProjectConfig {
     let mut config = ProjectConfig::new(&data_root);
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
-        Ok("bundled") => PocketEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
-        Ok("static") => StaticEmbedder::open(&data_root).map(|e| Arc::new(e) as Arc<dyn Embedder>),
+        Ok("bundled") => loupe_engine::embed::bundled(),
+        Ok("static") => loupe_engine::embed::static_table(&data_root),
         Ok("http") => http_embedder_from_env().map(|e| Arc::new(e) as Arc<dyn Embedder>),
         _ => CodeEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };

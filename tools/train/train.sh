@@ -39,7 +39,7 @@ python3 tools/train/sample.py --data "$DATA/mined" --repos tools/train/repos.tsv
   --per-repo "$PER_REPO" --shards 2 --out "$DATA/sample"
 
 stamp "features: loupe eval --features, two shards side by side"
-[ -x "$LOUPE" ] || cargo build --release -p loupe-cli
+[ -x "$LOUPE" ] || scripts/release-build.sh
 for k in 0 1; do
   rm -f "$DATA/features-$k.jsonl" "$DATA/pred-$k.jsonl"
   "$LOUPE" --embedder none eval "$DATA/sample/shard-$k.jsonl" --repos "$MIRRORS" \
@@ -60,7 +60,7 @@ python3 tools/train/train_ranker.py --features "$DATA"/features-*.jsonl --data "
 # vector features of those questions would leak (EVAL.md, "What was tried"
 # → Learned ranker, `a4bda5b`).
 stamp "vector pairs (tools/train/pairs.py)"
-cargo build --release -p loupe-engine --example code_corpus
+scripts/release-build.sh --example code_corpus
 python3 -c "import scipy; assert scipy.__version__ == '$SCIPY'" 2>/dev/null || pip install -q "scipy==$SCIPY"
 python3 tools/train/pairs.py --data "$DATA/mined" --repos tools/train/repos.tsv \
   --mirrors "$MIRRORS" --per-repo 600 --seed "$SEED" --out "$DATA/pairs.jsonl"

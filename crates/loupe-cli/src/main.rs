@@ -52,9 +52,10 @@ pub enum EmbedderArg {
     Code,
     /// The bundled MiniLM model distilled into one vector per token (each
     /// token's vector is distilled the first time a text needs it and kept
-    /// under the data dir's `models/`).
+    /// under the data dir's `models/`); a build with the `minilm` feature.
     Static,
-    /// The bundled MiniLM model itself (no download).
+    /// The bundled MiniLM model itself (no download); a build with the
+    /// `minilm` feature.
     Bundled,
     /// An OpenAI-compatible HTTP endpoint (--embed-url, --embed-model).
     Http,

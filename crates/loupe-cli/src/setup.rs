@@ -9,9 +9,7 @@ use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
-use loupe_engine::embed::{
-    CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig, PocketEmbedder, StaticEmbedder,
-};
+use loupe_engine::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, Until};
 use std::path::Path;
 use std::sync::Arc;
@@ -24,13 +22,14 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
         EmbedderArg::Code => Some(Arc::new(
             CodeEmbedder::new().context("loading the code embedder")?,
         )),
-        EmbedderArg::Bundled => Some(Arc::new(
-            PocketEmbedder::new().context("loading the bundled embedder")?,
-        )),
+        EmbedderArg::Bundled => {
+            Some(loupe_engine::embed::bundled().context("loading the bundled embedder")?)
+        }
         // Cheap: the token table fills while the project embeds.
-        EmbedderArg::Static => Some(Arc::new(
-            StaticEmbedder::open(&data_root(cli)).context("loading the static embedder")?,
-        )),
+        EmbedderArg::Static => Some(
+            loupe_engine::embed::static_table(&data_root(cli))
+                .context("loading the static embedder")?,
+        ),
         EmbedderArg::Http => {
             let (Some(url), Some(model)) = (&cli.embed_url, &cli.embed_model) else {
                 bail!("--embedder http needs --embed-url and --embed-model");

@@ -11,7 +11,9 @@
 //! throughput is measured on the full table).
 
 use loupe_engine::chunk::{ChunkConfig, chunk_file};
-use loupe_engine::embed::{CodeEmbedder, Embedder, PocketEmbedder, StaticEmbedder, embed_text_of};
+use loupe_engine::embed::{CodeEmbedder, Embedder, embed_text_of};
+#[cfg(feature = "minilm")]
+use loupe_engine::embed::{PocketEmbedder, StaticEmbedder};
 use std::time::Instant;
 
 /// Texts embedded per measurement.
@@ -65,10 +67,15 @@ fn main() {
         }
     }
     texts.truncate(SAMPLE);
-    if std::env::var_os("LOUPE_BENCH_SKIP_BUNDLED").is_none() {
-        bench_bundled(&texts, &all);
+    // The MiniLM embedders only in a build with them (`--features
+    // loupe-engine/minilm`).
+    #[cfg(feature = "minilm")]
+    {
+        if std::env::var_os("LOUPE_BENCH_SKIP_BUNDLED").is_none() {
+            bench_bundled(&texts, &all);
+        }
+        bench_static(&texts, &all);
     }
-    bench_static(&texts, &all);
     bench_code(&texts, &all);
 }
 
@@ -85,6 +92,7 @@ fn bench_code(texts: &[String], all: &[String]) {
     embed_all("code", &embedder, all);
 }
 
+#[cfg(feature = "minilm")]
 fn bench_bundled(texts: &[String], all: &[String]) {
     let embedder = match PocketEmbedder::new() {
         Ok(e) => e,
@@ -109,8 +117,10 @@ fn bench_bundled(texts: &[String], all: &[String]) {
 
 /// Repetitions of the sample for the static embedder, which is too fast to
 /// time on 192 texts once.
+#[cfg(feature = "minilm")]
 const STATIC_ROUNDS: usize = 20;
 
+#[cfg(feature = "minilm")]
 fn bench_static(texts: &[String], all: &[String]) {
     let data = match std::env::var_os("LOUPE_BENCH_DATA") {
         Some(d) => std::path::PathBuf::from(d),
@@ -191,6 +201,7 @@ fn embed_all(name: &str, embedder: &dyn Embedder, all: &[String]) {
 /// Texts per `embed` call when indexing (`project.rs`'s batch).
 const EMBED_BATCH: usize = 64;
 
+#[cfg(feature = "minilm")]
 fn cut(s: &str, max: usize) -> String {
     let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {

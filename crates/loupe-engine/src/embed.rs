@@ -1,24 +1,59 @@
 //! Embedders: turn chunk text into unit vectors.
 //!
-//! Three implementations of [`Embedder`]: the bundled [`PocketEmbedder`]
+//! Implementations of [`Embedder`]: [`CodeEmbedder`] (the default: Loupe's
+//! own static code model, `code.rs`), [`HttpEmbedder`] for any
+//! OpenAI-compatible `/v1/embeddings` endpoint (Ollama, LM Studio, OpenAI),
+//! and, in a build with the `minilm` feature, the bundled `PocketEmbedder`
 //! (paraphrase-MiniLM-L3-v2 compiled into the binary via `pocket-encoder`;
-//! no download), [`StaticEmbedder`] (the default: the same model distilled
-//! into one vector per token, lazily, `distill.rs`) and [`HttpEmbedder`] for
-//! any OpenAI-compatible `/v1/embeddings` endpoint (Ollama, LM Studio,
-//! OpenAI).
+//! no download, `pocket.rs`) and `StaticEmbedder` (the same model distilled
+//! into one vector per token, lazily, `distill.rs`).
 //!
 //! Does not cache: the catalog caches vectors by (content hash, model id).
 
 mod code;
+#[cfg(feature = "minilm")]
 mod distill;
+#[cfg(feature = "minilm")]
+mod pocket;
+#[cfg(feature = "minilm")]
 mod table;
 
 pub use code::{CodeEmbedder, CodeModel, code_words};
+#[cfg(feature = "minilm")]
 pub use distill::{
     MEAN_TXT, SAVE_INTERVAL, StaticEmbedder, TABLE_FILE, Vocabulary, all_ids, distill, models_dir,
     shipped_mean, table_id,
 };
+#[cfg(feature = "minilm")]
+pub use pocket::PocketEmbedder;
+#[cfg(feature = "minilm")]
 pub use table::{TableFileError, TokenTable, round_f16};
+
+/// What a door says when asked for a MiniLM embedder this build lacks.
+pub const NO_MINILM: &str = "this build has no MiniLM embedders: rebuild with \
+    `--features loupe-engine/minilm` (README, \"Building\")";
+
+/// The bundled MiniLM (`--embedder bundled`), or an error saying this
+/// build lacks it: the doors name it in every build, and only a build with
+/// the `minilm` feature has it.
+pub fn bundled() -> Result<std::sync::Arc<dyn Embedder>> {
+    #[cfg(feature = "minilm")]
+    return Ok(std::sync::Arc::new(PocketEmbedder::new()?));
+    #[cfg(not(feature = "minilm"))]
+    Err(Error::Embed(NO_MINILM.into()))
+}
+
+/// The distilled MiniLM table under `data_root` (`--embedder static`), or
+/// an error saying this build lacks it (see [`bundled`]).
+pub fn static_table(data_root: &std::path::Path) -> Result<std::sync::Arc<dyn Embedder>> {
+    #[cfg(feature = "minilm")]
+    return Ok(std::sync::Arc::new(StaticEmbedder::open(data_root)?));
+    #[cfg(not(feature = "minilm"))]
+    {
+        let _ = data_root;
+        Err(Error::Embed(NO_MINILM.into()))
+    }
+}
 
 use crate::{Error, Result};
 use loupe_assemble::Chunk;
@@ -85,86 +120,6 @@ fn truncate_at_char(s: &mut String, max: usize) {
             cut -= 1;
         }
         s.truncate(cut);
-    }
-}
-
-/// The bundled encoder, run on every core.
-#[derive(Clone)]
-pub struct PocketEmbedder {
-    encoder: pocket_encoder::Encoder,
-    id: String,
-    dim: usize,
-}
-
-impl PocketEmbedder {
-    /// Load the compiled-in weights (once per process).
-    pub fn new() -> Result<Self> {
-        let encoder = pocket_encoder::Encoder::new().map_err(|e| Error::Embed(e.to_string()))?;
-        Ok(Self {
-            encoder,
-            id: pocket_model_id(),
-            dim: pocket_encoder::model_info().dimensions,
-        })
-    }
-}
-
-/// The bundled model's id, without loading its weights. The crate asks that
-/// its complete model identity be persisted with the vectors; its Debug
-/// form contains every field.
-fn pocket_model_id() -> String {
-    let info = pocket_encoder::model_info();
-    format!(
-        "pocket:{}",
-        blake3::hash(format!("{info:?}").as_bytes()).to_hex()
-    )
-}
-
-impl Embedder for PocketEmbedder {
-    fn model_id(&self) -> &str {
-        &self.id
-    }
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        // pocket-encoder encodes one text at a time; split the batch across cores.
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
-        let per = texts.len().div_ceil(threads.max(1)).max(1);
-        let results: Vec<Result<Vec<Vec<f32>>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = texts
-                .chunks(per)
-                .map(|part| {
-                    let enc = self.encoder.clone();
-                    s.spawn(move || {
-                        let safe: Vec<&str> = part
-                            .iter()
-                            .map(|t| {
-                                if t.trim().is_empty() {
-                                    "(empty)"
-                                } else {
-                                    t.as_str()
-                                }
-                            })
-                            .collect();
-                        enc.embed(&safe).map_err(|e| Error::Embed(e.to_string()))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::Embed("encoder thread panicked".into())))
-                })
-                .collect()
-        });
-        let mut out = Vec::with_capacity(texts.len());
-        for r in results {
-            out.extend(r?);
-        }
-        Ok(out)
     }
 }
 

@@ -158,7 +158,10 @@ impl Vocabulary {
 /// The id of the table distilled from the bundled model with this recipe:
 /// what a table file must carry to be used, whichever rows it holds.
 pub fn table_id() -> String {
-    format!("{}/distill-v{DISTILL_VERSION}", super::pocket_model_id())
+    format!(
+        "{}/distill-v{DISTILL_VERSION}",
+        super::pocket::pocket_model_id()
+    )
 }
 
 /// The shipped centring mean ([`MEAN_TXT`]), checked against the current

@@ -13,6 +13,7 @@ mod history;
 mod index;
 mod selection;
 mod staged;
+#[cfg(feature = "minilm")]
 mod static_embed;
 mod support;
 mod vectors;
