@@ -18,10 +18,10 @@ use crate::dto::{
 use crate::dto::{ExpanderDto, ExpanderInputDto};
 use crate::prefs;
 use crate::state::{AppState, OpenProject};
-use loupe_engine::agent_log;
-use loupe_engine::ask::unix_now;
-use loupe_engine::golden;
-use loupe_engine::map::Marks;
+use loupe_engine::asking::agent_log;
+use loupe_engine::asking::ask::unix_now;
+use loupe_engine::asking::golden;
+use loupe_engine::asking::map::Marks;
 use loupe_engine::watch::WatchEvent;
 use loupe_engine::{AskRequest, Progress, Unindexed};
 use std::path::{Path, PathBuf};

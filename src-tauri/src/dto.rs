@@ -856,8 +856,8 @@ pub struct ChangeDto {
     pub pinned: u32,
 }
 
-impl From<loupe_engine::ask::ChangeSummary> for ChangeDto {
-    fn from(c: loupe_engine::ask::ChangeSummary) -> Self {
+impl From<loupe_engine::asking::ask::ChangeSummary> for ChangeDto {
+    fn from(c: loupe_engine::asking::ask::ChangeSummary) -> Self {
         ChangeDto {
             spec: c.spec,
             files: c.files,

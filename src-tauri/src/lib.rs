@@ -20,7 +20,7 @@ pub mod state;
 pub use state::AppState;
 
 use loupe_engine::ProjectConfig;
-use loupe_engine::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
+use loupe_engine::signals::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
 use std::sync::Arc;
 use tauri::Runtime;
 
@@ -75,12 +75,12 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 /// and nothing here delays the first window (an endpoint is asked once for
 /// its dimension).
 pub fn config_from_env() -> ProjectConfig {
-    let data_root = loupe_engine::store::default_data_root();
+    let data_root = loupe_engine::stores::store::default_data_root();
     let mut config = ProjectConfig::new(&data_root);
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
-        Ok("bundled") => loupe_engine::embed::bundled(),
-        Ok("static") => loupe_engine::embed::static_table(&data_root),
+        Ok("bundled") => loupe_engine::signals::embed::bundled(),
+        Ok("static") => loupe_engine::signals::embed::static_table(&data_root),
         Ok("http") => http_embedder_from_env().map(|e| Arc::new(e) as Arc<dyn Embedder>),
         _ => CodeEmbedder::new().map(|e| Arc::new(e) as Arc<dyn Embedder>),
     };
@@ -104,7 +104,7 @@ fn http_embedder_from_env() -> loupe_engine::Result<HttpEmbedder> {
         base_url,
         model,
         api_key: var("LOUPE_EMBED_API_KEY"),
-        timeout_secs: loupe_engine::embed::HTTP_EMBED_TIMEOUT_SECS,
+        timeout_secs: loupe_engine::signals::embed::HTTP_EMBED_TIMEOUT_SECS,
     })
 }
 
@@ -116,7 +116,7 @@ pub fn run() {
         std::process::exit(display::NO_DISPLAY_EXIT);
     }
     // Then, so what goes wrong from here on (a panic too) is on file.
-    log::init(&loupe_engine::store::default_data_root());
+    log::init(&loupe_engine::stores::store::default_data_root());
     let app = build_app(tauri::Builder::default(), AppState::new(config_from_env()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_clipboard_manager::init())

@@ -263,14 +263,14 @@ fn expander_file(data_root: &Path) -> PathBuf {
 }
 
 /// The secondary LLM's endpoint, if the user set one.
-pub fn expander(data_root: &Path) -> Option<loupe_engine::expand::ExpandConfig> {
+pub fn expander(data_root: &Path) -> Option<loupe_engine::asking::expand::ExpandConfig> {
     read_json(&expander_file(data_root))
 }
 
 /// Store `config` as the secondary LLM (`None`: turn it off).
 pub fn save_expander(
     data_root: &Path,
-    config: Option<&loupe_engine::expand::ExpandConfig>,
+    config: Option<&loupe_engine::asking::expand::ExpandConfig>,
 ) -> Result<(), PrefsError> {
     let path = expander_file(data_root);
     let Some(config) = config else {

@@ -9,8 +9,8 @@
 //! This module knows no IPC: it hands out engine types and engine errors.
 
 use crate::prefs::{self, Mark, PrefsError, ProjectPrefs};
-use loupe_engine::agent_log::{self, AgentLog};
-use loupe_engine::golden::{GoldenCache, GoldenFile, GoldenReport};
+use loupe_engine::asking::agent_log::{self, AgentLog};
+use loupe_engine::asking::golden::{GoldenCache, GoldenFile, GoldenReport};
 use loupe_engine::watch::WatchHandle;
 use loupe_engine::{
     Answer, AskCache, AskRequest, CancelToken, Project, ProjectConfig, Selection, Target,
@@ -264,7 +264,7 @@ impl OpenProject {
         base: &loupe_assemble::Knobs,
     ) -> loupe_engine::Result<GoldenReport> {
         let mut cache = self.golden.lock().await;
-        loupe_engine::golden::check_cached(&self.project, golden, base, &mut cache).await
+        loupe_engine::asking::golden::check_cached(&self.project, golden, base, &mut cache).await
     }
 }
 
@@ -315,7 +315,7 @@ impl AppState {
     /// The open project at `path`, opening it on first use. Opening twice
     /// returns the same handle.
     pub async fn open(&self, path: &Path) -> loupe_engine::Result<Arc<OpenProject>> {
-        let root = loupe_engine::store::canonical_root(path)?;
+        let root = loupe_engine::stores::store::canonical_root(path)?;
         if let Some(open) = guard(&self.projects).get(&root) {
             return Ok(Arc::clone(open));
         }

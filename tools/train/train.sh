@@ -73,13 +73,13 @@ python3 tools/train/train_vectors.py --pairs "$DATA/pairs.jsonl" --seed "$SEED" 
   --probes crates/loupe-engine/assets/code-vectors.probe.json \
   --report "$DATA/vectors-report.json"
 # The engine names the shipped model by this hash and length without reading
-# the file at start (`SHIPPED_HASH`, `SHIPPED_LEN` in embed/code.rs; a unit
+# the file at start (`SHIPPED_HASH`, `SHIPPED_LEN` in signals/embed/code.rs; a unit
 # test checks both).
 python3 -c "import blake3" 2>/dev/null || pip install -q blake3
 HASH=$(python3 -c "import blake3, sys; print(blake3.blake3(open(sys.argv[1], 'rb').read()).hexdigest()[:16])" \
   crates/loupe-engine/assets/code-vectors.bin)
-sed -i "s/^const SHIPPED_HASH: &str = \".*\";/const SHIPPED_HASH: \&str = \"$HASH\";/" crates/loupe-engine/src/embed/code.rs
+sed -i "s/^const SHIPPED_HASH: &str = \".*\";/const SHIPPED_HASH: \&str = \"$HASH\";/" crates/loupe-engine/src/signals/embed/code.rs
 LEN=$(stat -c %s crates/loupe-engine/assets/code-vectors.bin)
 LEN_RS=$(python3 -c "import sys; print(f'{int(sys.argv[1]):_}')" "$LEN")
-sed -i "s/^const SHIPPED_LEN: u64 = .*;/const SHIPPED_LEN: u64 = $LEN_RS;/" crates/loupe-engine/src/embed/code.rs
+sed -i "s/^const SHIPPED_LEN: u64 = .*;/const SHIPPED_LEN: u64 = $LEN_RS;/" crates/loupe-engine/src/signals/embed/code.rs
 stamp "done: crates/loupe-assemble/assets/ranker.json, crates/loupe-engine/assets/code-vectors.bin"

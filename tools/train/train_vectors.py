@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train Loupe's static code-search vectors (crates/loupe-engine/src/embed/code.rs).
+"""Train Loupe's static code-search vectors (crates/loupe-engine/src/signals/embed/code.rs).
 
 Input: the pairs pairs.py writes (question words, changed-chunk words, hard
 negative words; words come from Loupe's own `code_words`). Model: one row

@@ -48,7 +48,7 @@ pub const GRAPH_WEIGHT: f32 = 0.15;
 /// lost acc@1 and acc@5 on ripgrep against 0.3 with `K` = 10.
 pub const FILE_WEIGHT: f32 = 0.3;
 /// Relevance from the chunk's file ranking first among the files changed by
-/// the past commits most like the question (`loupe_engine::history`), with
+/// the past commits most like the question (`loupe_engine::signals::history`), with
 /// the same decay as [`FILE_WEIGHT`]. Chosen with `loupe eval` over all six
 /// dev sets (EVAL.md): mean acc@5 65.7 at 0.3, 68.0 at 0.5, 66.3 at 0.8.
 pub const HISTORY_WEIGHT: f32 = 0.5;

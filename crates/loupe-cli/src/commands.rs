@@ -7,8 +7,8 @@ use crate::setup::{
 use crate::{Cli, Command, ReportFormat, Wait};
 use anyhow::{Result, bail};
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
-use loupe_engine::change::DiffSpec;
-use loupe_engine::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
+use loupe_engine::asking::change::DiffSpec;
+use loupe_engine::asking::golden::{self, Expected, GoldenError, GoldenReport, Outcome};
 use loupe_engine::{AskRequest, IndexReport, Project, RetrieveQuery, Unindexed, Until};
 use std::path::Path;
 use std::sync::Arc;
@@ -395,7 +395,7 @@ async fn query(cli: &Cli, path: &Path, question: &str) -> Result<()> {
     let knobs = flags.applied(&team_knobs(project.root(), knob_args.no_team_defaults));
     let expand = expand_url
         .as_ref()
-        .map(|url| loupe_engine::expand::ExpandConfig {
+        .map(|url| loupe_engine::asking::expand::ExpandConfig {
             base_url: url.clone(),
             model: expand_model.clone(),
             api_key: std::env::var("LOUPE_EXPAND_API_KEY").ok(),

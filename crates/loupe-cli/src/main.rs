@@ -175,7 +175,7 @@ pub enum Command {
         )]
         expand_model: String,
         /// How long it may take before the local analyzer alone is used.
-        #[arg(long, requires = "expand_url", default_value_t = loupe_engine::expand::DEFAULT_TIMEOUT_MS)]
+        #[arg(long, requires = "expand_url", default_value_t = loupe_engine::asking::expand::DEFAULT_TIMEOUT_MS)]
         expand_timeout_ms: u64,
         /// On a project that is not indexed yet: answer as soon as the
         /// lexical index, symbols and graph are built (`lexical`, the

@@ -4,7 +4,7 @@ use crate::setup::{index_if_new, knob_patch, open, team_knobs};
 use crate::{Cli, KnobArgs};
 use anyhow::Result;
 use loupe_engine::AskRequest;
-use loupe_engine::map::{MapNode, Marks, StatusCounts};
+use loupe_engine::asking::map::{MapNode, Marks, StatusCounts};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -147,7 +147,7 @@ fn lines(out: &mut String, node: &MapNode, prefix: &str, level: u32, view: &MapV
             let status = child
                 .status
                 .as_ref()
-                .filter(|s| !matches!(s, loupe_engine::map::FileStatus::NotRetrieved))
+                .filter(|s| !matches!(s, loupe_engine::asking::map::FileStatus::NotRetrieved))
                 .map(|s| format!("  {}", s.describe()))
                 .unwrap_or_default();
             let _ = writeln!(out, "{prefix}{branch}{} {tokens}{status}", child.name);

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
-use loupe_engine::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
+use loupe_engine::signals::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, Until};
 use std::path::Path;
 use std::sync::Arc;
@@ -23,11 +23,11 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
             CodeEmbedder::new().context("loading the code embedder")?,
         )),
         EmbedderArg::Bundled => {
-            Some(loupe_engine::embed::bundled().context("loading the bundled embedder")?)
+            Some(loupe_engine::signals::embed::bundled().context("loading the bundled embedder")?)
         }
         // Cheap: the token table fills while the project embeds.
         EmbedderArg::Static => Some(
-            loupe_engine::embed::static_table(&data_root(cli))
+            loupe_engine::signals::embed::static_table(&data_root(cli))
                 .context("loading the static embedder")?,
         ),
         EmbedderArg::Http => {
@@ -38,7 +38,7 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
                 base_url: url.clone(),
                 model: model.clone(),
                 api_key: std::env::var("LOUPE_EMBED_API_KEY").ok(),
-                timeout_secs: loupe_engine::embed::HTTP_EMBED_TIMEOUT_SECS,
+                timeout_secs: loupe_engine::signals::embed::HTTP_EMBED_TIMEOUT_SECS,
             };
             Some(Arc::new(
                 HttpEmbedder::new(cfg).with_context(|| format!("connecting to {url}"))?,
@@ -51,7 +51,7 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
 fn data_root(cli: &Cli) -> std::path::PathBuf {
     cli.data_dir
         .clone()
-        .unwrap_or_else(loupe_engine::store::default_data_root)
+        .unwrap_or_else(loupe_engine::stores::store::default_data_root)
 }
 
 pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {

@@ -10,10 +10,10 @@
 //! first the sample's vocabulary, then every other row, each timed; the
 //! throughput is measured on the full table).
 
-use loupe_engine::chunk::{ChunkConfig, chunk_file};
-use loupe_engine::embed::{CodeEmbedder, Embedder, embed_text_of};
+use loupe_engine::indexing::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::signals::embed::{CodeEmbedder, Embedder, embed_text_of};
 #[cfg(feature = "minilm")]
-use loupe_engine::embed::{PocketEmbedder, StaticEmbedder};
+use loupe_engine::signals::embed::{PocketEmbedder, StaticEmbedder};
 use std::time::Instant;
 
 /// Texts embedded per measurement.
@@ -29,7 +29,7 @@ fn main() {
         return;
     };
     let root = std::path::PathBuf::from(corpus);
-    let walked = match loupe_engine::walk::walk(
+    let walked = match loupe_engine::indexing::walk::walk(
         &root,
         &Default::default(),
         &loupe_engine::progress::no_progress,

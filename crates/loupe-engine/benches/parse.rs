@@ -6,9 +6,9 @@
 //! (`make bench` runs it on a `cargo vendor` of this workspace).
 
 use loupe_assemble::tokens::{Encoding, count, count_with_tiktoken};
-use loupe_engine::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::indexing::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::indexing::walk::{WalkConfig, walk};
 use loupe_engine::progress::{CancelToken, no_progress};
-use loupe_engine::walk::{WalkConfig, walk};
 use std::time::{Duration, Instant};
 
 // The allocator the app and the CLI run on.
@@ -46,7 +46,7 @@ fn main() {
         .collect();
     let parsed: Vec<&(String, String)> = files
         .iter()
-        .filter(|(rel, _)| loupe_engine::lang::for_path(rel).is_some())
+        .filter(|(rel, _)| loupe_engine::indexing::lang::for_path(rel).is_some())
         .collect();
     let mb =
         |set: &[&(String, String)]| set.iter().map(|(_, t)| t.len()).sum::<usize>() as f64 / 1e6;
@@ -62,7 +62,7 @@ fn main() {
     let ts = timed(|| {
         let mut parser = tree_sitter::Parser::new();
         for (rel, text) in &parsed {
-            if let Some(cfg) = loupe_engine::lang::for_path(rel)
+            if let Some(cfg) = loupe_engine::indexing::lang::for_path(rel)
                 && parser.set_language(&cfg.language()).is_ok()
             {
                 std::hint::black_box(parser.parse(text, None));
@@ -79,7 +79,7 @@ fn main() {
     let mut parser = tree_sitter::Parser::new();
     let mut cursor = tree_sitter::QueryCursor::new();
     for (rel, text) in &parsed {
-        let Some(cfg) = loupe_engine::lang::for_path(rel) else {
+        let Some(cfg) = loupe_engine::indexing::lang::for_path(rel) else {
             continue;
         };
         let (Ok(queries), Ok(())) = (cfg.queries(), parser.set_language(&cfg.language())) else {

@@ -44,8 +44,8 @@ async fn run(corpus: std::path::PathBuf, data: std::path::PathBuf) -> loupe_engi
     let mut cfg = ProjectConfig::new(data);
     if std::env::var("LOUPE_BENCH_EMBEDDER").as_deref() == Ok("code") {
         cfg.embedder = Some(
-            std::sync::Arc::new(loupe_engine::embed::CodeEmbedder::new()?)
-                as std::sync::Arc<dyn loupe_engine::embed::Embedder>,
+            std::sync::Arc::new(loupe_engine::signals::embed::CodeEmbedder::new()?)
+                as std::sync::Arc<dyn loupe_engine::signals::embed::Embedder>,
         );
     }
     let project = Project::open(&corpus, cfg).await?;

@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo bench -p loupe-engine --bench vectors`
 
-use loupe_engine::vectors::VectorIndex;
+use loupe_engine::stores::vectors::VectorIndex;
 use std::time::Instant;
 
 const DIM: usize = 256;

@@ -12,8 +12,8 @@
 //! A bad line gets `{"error": …}`; the stream goes on.
 //! `cargo run --release -p loupe-engine --example code_corpus`
 
-use loupe_engine::chunk::{ChunkConfig, chunk_file};
-use loupe_engine::embed::{code_words, embed_text_of};
+use loupe_engine::indexing::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::signals::embed::{code_words, embed_text_of};
 use std::io::{BufRead, BufWriter, Write};
 
 #[derive(serde::Deserialize)]

@@ -18,8 +18,8 @@
 //! profile of the idle engine for `jeprof`.
 
 use loupe_assemble::Knobs;
-use loupe_engine::embed::{CodeEmbedder, Embedder};
 use loupe_engine::progress::{CancelToken, Progress, Stage};
+use loupe_engine::signals::embed::{CodeEmbedder, Embedder};
 use loupe_engine::{AskCache, AskRequest, Project, ProjectConfig, Unindexed};
 use std::sync::Arc;
 use std::time::Instant;

@@ -7,9 +7,9 @@
 //! `cargo run --release -p loupe-engine --example guard_scan -- CORPUS OUT.jsonl`
 
 use loupe_assemble::guard::{GuardConfig, guard_text};
-use loupe_engine::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::indexing::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::indexing::walk::{WalkConfig, walk};
 use loupe_engine::progress::{CancelToken, no_progress};
-use loupe_engine::walk::{WalkConfig, walk};
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;

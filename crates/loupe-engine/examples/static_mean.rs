@@ -7,10 +7,10 @@
 //! every row, and otherwise distills the whole vocabulary (about a minute
 //! and a half on 2 cores) and saves it there first.
 
-use loupe_engine::embed::{
+use loupe_engine::progress::{CancelToken, Progress};
+use loupe_engine::signals::embed::{
     PocketEmbedder, TABLE_FILE, TokenTable, Vocabulary, all_ids, distill, models_dir, table_id,
 };
-use loupe_engine::progress::{CancelToken, Progress};
 
 /// Where the mean goes, relative to this crate.
 const OUT: &str = concat!(

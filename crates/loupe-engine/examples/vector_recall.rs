@@ -9,8 +9,8 @@
 //! `vectors` directory under the data dir; each line of a questions file
 //! has a `query`, as the eval sets do).
 
-use loupe_engine::embed::{CodeEmbedder, Embedder};
-use loupe_engine::vectors::{VectorIndex, rescored};
+use loupe_engine::signals::embed::{CodeEmbedder, Embedder};
+use loupe_engine::stores::vectors::{VectorIndex, rescored};
 use std::collections::HashSet;
 use std::io::BufRead;
 use std::time::Instant;

@@ -10,6 +10,18 @@
 //! question ([`Project::ask`], the one door every shell uses). Transport-free: no CLI, IPC or JSON DTOs
 //! live here.
 //!
+//! The modules follow the pipeline, one folder per stage, each depending
+//! only on the ones before it: [`indexing`] (files → chunks) → [`stores`]
+//! (catalog, lexical and vector indexes) → [`signals`] (embeddings, commit
+//! history) → [`project`] (the facade that runs them and snapshots the
+//! result) → [`asking`] (retrieval, the one door, golden questions, the
+//! token map). What every stage uses stays here at the root: [`error`],
+//! [`diagnostic`], [`progress`] and cancellation, the process's allocator
+//! ([`alloc`]) and assembly thread ([`assembler`]: started by
+//! [`Project::open`], used by [`Project::ask`]), the team file ([`team`]),
+//! and the watcher ([`watch`]), which drives a [`Project`] and so sits
+//! above it.
+//!
 //! ```
 //! use loupe_engine::{AskCache, AskRequest, CancelToken, Project, ProjectConfig, progress::no_progress};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,34 +41,17 @@
 //! # }
 //! ```
 
-pub mod ablate;
-pub mod agent_log;
 pub mod alloc;
-pub mod ask;
+pub mod asking;
 pub mod assembler;
-pub mod catalog;
-pub mod change;
-pub mod chunk;
-pub mod chunk_set;
 pub mod diagnostic;
-pub mod embed;
 mod error;
-pub mod expand;
-pub mod golden;
-pub mod history;
-pub mod lang;
-pub mod lexical;
-pub mod lexical_dir;
-pub mod map;
+pub mod indexing;
 pub mod progress;
 pub mod project;
-pub mod retrieve;
-pub mod role;
-pub mod selection;
-pub mod store;
+pub mod signals;
+pub mod stores;
 pub mod team;
-pub mod vectors;
-pub mod walk;
 pub mod watch;
 
 /// The environment variable whose `tracing` filter says what every Loupe
@@ -67,10 +62,12 @@ pub const LOG_ENV: &str = "LOUPE_LOG";
 /// or tantivy's: noise on a user's terminal.
 pub const DEFAULT_LOG_FILTER: &str = "warn,tantivy=error,sqlx=error";
 
-pub use ask::{Answer, AskCache, AskRequest, SignalsUsed, Unindexed, UnknownPins};
+pub use asking::ask::{Answer, AskCache, AskRequest, SignalsUsed, Unindexed, UnknownPins};
+pub use asking::retrieve::{RetrieveLimits, RetrieveQuery, Retrieved};
+pub use asking::selection::{
+    Completion, CompletionKind, IndexedSource, Selected, Selection, Target,
+};
 pub use diagnostic::{Diagnostic, DiagnosticKind};
 pub use error::{Error, Result};
 pub use progress::{CancelToken, Progress, ProgressSink, Stage};
 pub use project::{IndexReport, Project, ProjectConfig, Status, Until};
-pub use retrieve::{RetrieveLimits, RetrieveQuery, Retrieved};
-pub use selection::{Completion, CompletionKind, IndexedSource, Selected, Selection, Target};

@@ -2,7 +2,7 @@
 //! with other processes, the in-memory tables. Split by job: the write path
 //! (index runs) is `project/write.rs`; the read side (the [`Snapshot`] a
 //! question reads, status, coverage) is `project/read.rs`; retrieval, one
-//! module per signal, is `retrieve/`.
+//! module per signal, is `asking/retrieve/`.
 //!
 //! *Architecture invariant:* one write path. [`Project::index`] is the only
 //! writer; it holds an in-process mutex and a cross-process lock file, commits
@@ -24,18 +24,20 @@ use read::CoverageMemo;
 pub(crate) use read::Snapshot;
 pub(crate) use write::{ReadOutcome, read_and_chunk};
 
-use crate::catalog::{Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging};
-use crate::chunk::{ChunkConfig, chunk_file};
-use crate::chunk_set::ChunkSet;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::embed::{Embedder, embed_text};
 use crate::error::panic_message;
-use crate::history::{History, HistorySource};
-use crate::lexical::{LexicalIndex, LexicalWriter, OpenState};
+use crate::indexing::chunk::{ChunkConfig, chunk_file};
+use crate::indexing::walk::{self, WalkConfig, WalkedFile};
 use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
-use crate::store::{self, WriteLock};
-use crate::vectors::VectorIndex;
-use crate::walk::{self, WalkConfig, WalkedFile};
+use crate::signals::embed::{Embedder, embed_text};
+use crate::signals::history::{History, HistorySource};
+use crate::stores::catalog::{
+    Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging,
+};
+use crate::stores::chunk_set::ChunkSet;
+use crate::stores::lexical::{LexicalIndex, LexicalWriter, OpenState};
+use crate::stores::store::{self, WriteLock};
+use crate::stores::vectors::VectorIndex;
 use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId};
 use rayon::prelude::*;
@@ -97,14 +99,14 @@ async fn heal_catalog(path: &Path, why: &str) -> Result<String> {
     // The WAL goes with the file, named after the copy (`<copy>-wal`), so
     // attaching the copy replays it: the last settings written may be only
     // there. The shared-memory index is rebuilt from the WAL by SQLite.
-    let wal = crate::catalog::companion(path, "-wal");
-    let shm = crate::catalog::companion(path, "-shm");
+    let wal = crate::stores::catalog::companion(path, "-wal");
+    let shm = crate::stores::catalog::companion(path, "-shm");
     let aside = if path.exists() {
         let moved = store::quarantine(path)?;
         // Tried rather than looked for: the last connection of another
         // handle on the old file may fold the WAL in and delete it at any
         // moment, and a WAL gone is nothing to move.
-        let target = crate::catalog::companion(&moved, "-wal");
+        let target = crate::stores::catalog::companion(&moved, "-wal");
         match std::fs::rename(&wal, &target) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(Error::Io {
@@ -153,7 +155,7 @@ pub struct ProjectConfig {
     /// Read the project's commit history (`git log`) as evidence.
     pub history: bool,
     /// After an index run, fold a write-ahead log larger than this into
-    /// the catalog file (default [`crate::catalog::FOLD_WAL_BYTES`]).
+    /// the catalog file (default [`crate::stores::catalog::FOLD_WAL_BYTES`]).
     pub fold_wal_bytes: u64,
 }
 
@@ -178,7 +180,7 @@ impl ProjectConfig {
             chunk: ChunkConfig::default(),
             embedder: None,
             history: true,
-            fold_wal_bytes: crate::catalog::FOLD_WAL_BYTES,
+            fold_wal_bytes: crate::stores::catalog::FOLD_WAL_BYTES,
         }
     }
 }
@@ -333,7 +335,7 @@ async fn refresh_history_of(state: Arc<RwLock<HistoryState>>) -> bool {
         (source, s.history.as_ref().map(|h| h.head().to_owned()))
     };
     let read = tokio::task::spawn_blocking(move || {
-        if known.is_some() && crate::history::head(&source) == known {
+        if known.is_some() && crate::signals::history::head(&source) == known {
             return None;
         }
         let read = History::read(&source);
@@ -369,7 +371,7 @@ fn history_outcome(
 ) -> (Option<Arc<History>>, Option<String>) {
     match read {
         Ok(Some(h)) => (Some(Arc::new(h)), None),
-        Ok(None) => (None, Some(crate::history::why_none(source))),
+        Ok(None) => (None, Some(crate::signals::history::why_none(source))),
         // History is extra evidence: without it retrieval goes on.
         Err(e) => {
             tracing::warn!("commit history not read: {e}");

@@ -18,8 +18,8 @@
 use loupe_assemble::Knobs;
 use loupe_assemble::compress::{RenderOptions, render};
 use loupe_assemble::guard::{GuardConfig, guard_text};
-use loupe_engine::chunk::{ChunkConfig, chunk_file};
-use loupe_engine::embed::CodeModel;
+use loupe_engine::indexing::chunk::{ChunkConfig, chunk_file};
+use loupe_engine::signals::embed::CodeModel;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::io::Write as _;
@@ -284,7 +284,7 @@ fn fuzz_golden_file() {
     )
     .prop_map(|v| v.concat());
     fuzz("golden-file", prop_oneof![golden_like, text()], |t| {
-        let _ = loupe_engine::golden::parse(&t);
+        let _ = loupe_engine::asking::golden::parse(&t);
     });
 }
 

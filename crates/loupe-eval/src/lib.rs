@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Pure pieces ([`dataset`], [`predict`], [`score`], and the engine's
-//! [`loupe_engine::ablate`], which `Project::ask` applies) take data in and
+//! [`loupe_engine::asking::ablate`], which `Project::ask` applies) take data in and
 //! give data out; [`git`] shells out to the `git` CLI and only reads the
 //! mirror; [`run`](mod@run) is the driving loop, the files and the printing.
 
@@ -56,7 +56,7 @@ pub enum EvalError {
     },
     /// An unknown ablation name.
     #[error(transparent)]
-    UnknownAblation(#[from] loupe_engine::ablate::UnknownAblation),
+    UnknownAblation(#[from] loupe_engine::asking::ablate::UnknownAblation),
 }
 
 /// Results of evaluation steps.

@@ -22,8 +22,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use loupe_assemble::learned::LinearModel;
 use loupe_assemble::rank::Ranker;
 use loupe_assemble::{Budget, Candidate, Knobs, KnobsPatch};
-use loupe_engine::ablate::Ablations;
-use loupe_engine::embed::Embedder;
+use loupe_engine::asking::ablate::Ablations;
+use loupe_engine::signals::embed::Embedder;
 use loupe_engine::{
     AskCache, AskRequest, CancelToken, Project, ProjectConfig, Unindexed, UnknownPins,
 };
@@ -538,7 +538,7 @@ async fn prepare(
     // The work tree has no `.git`: its history is the mirror's, up to the
     // example's base commit (never the fix itself, which comes after it).
     project
-        .use_history(loupe_engine::history::HistorySource::GitDir {
+        .use_history(loupe_engine::signals::history::HistorySource::GitDir {
             git_dir: wt.mirror().to_path_buf(),
             rev: e.base_commit.clone(),
         })

@@ -1,8 +1,8 @@
 //! The secondary LLM's settings as the app shows and saves them (the
-//! engine's [`loupe_engine::expand::ExpandConfig`]; the key never goes back
+//! engine's [`loupe_engine::asking::expand::ExpandConfig`]; the key never goes back
 //! to the UI, which only learns whether one is stored).
 
-use loupe_engine::expand::ExpandConfig;
+use loupe_engine::asking::expand::ExpandConfig;
 use serde::{Deserialize, Serialize};
 
 /// The stored settings, as shown.

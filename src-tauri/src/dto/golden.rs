@@ -3,7 +3,7 @@
 //! symbol ended up under the knobs on screen.
 
 use super::count;
-use loupe_engine::golden::{Expected, GoldenReport, Outcome};
+use loupe_engine::asking::golden::{Expected, GoldenReport, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// Where one expected item ended up.

@@ -5,7 +5,7 @@
 //! not send.
 
 use super::count;
-use loupe_engine::map::{FileStatus, MapNode, StatusCounts};
+use loupe_engine::asking::map::{FileStatus, MapNode, StatusCounts};
 use serde::{Deserialize, Serialize};
 
 /// Which part of the map to send.
@@ -149,7 +149,7 @@ impl MapNodeDto {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loupe_engine::map::build;
+    use loupe_engine::asking::map::build;
 
     #[test]
     fn a_cut_subtree_keeps_every_token_and_says_what_it_folded() {

@@ -283,8 +283,8 @@ pub struct AgentRequestDto {
     pub bans: u32,
 }
 
-impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDto {
-    fn from(r: &loupe_engine::agent_log::AgentRequest) -> Self {
+impl From<&loupe_engine::asking::agent_log::AgentRequest> for AgentRequestDto {
+    fn from(r: &loupe_engine::asking::agent_log::AgentRequest) -> Self {
         let len = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         AgentRequestDto {
             id: r.id.clone(),
@@ -359,8 +359,8 @@ pub struct AgentRequestDetailDto {
     pub items_total: u32,
 }
 
-impl From<&loupe_engine::agent_log::AgentRequest> for AgentRequestDetailDto {
-    fn from(r: &loupe_engine::agent_log::AgentRequest) -> Self {
+impl From<&loupe_engine::asking::agent_log::AgentRequest> for AgentRequestDetailDto {
+    fn from(r: &loupe_engine::asking::agent_log::AgentRequest) -> Self {
         AgentRequestDetailDto {
             request: r.into(),
             knobs: r.call.knobs.clone().into(),

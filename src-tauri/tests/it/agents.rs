@@ -7,7 +7,7 @@ use loupe_app::dto::{
     AgentRequestDetailDto, AgentRequestsDto, AssemblyDto, KnobsDto, ProjectSettingsDto, RowStatus,
 };
 use loupe_assemble::{Budget, Knobs};
-use loupe_engine::agent_log::{self, AgentRequest, CallInfo, LoggedReport};
+use loupe_engine::asking::agent_log::{self, AgentRequest, CallInfo, LoggedReport};
 use loupe_engine::{Selection, Target};
 use serde_json::json;
 use std::io::Write as _;
@@ -16,7 +16,7 @@ use std::io::Write as _;
 fn an_agent_call_is_listed_reopened_as_the_same_prompt_and_its_knobs_saved() {
     let h = Harness::new();
     let root = h.open();
-    let dir = loupe_engine::store::project_dir(h.data(), std::path::Path::new(&root));
+    let dir = loupe_engine::stores::store::project_dir(h.data(), std::path::Path::new(&root));
     let none: AgentRequestsDto = h.ok("agent_requests", json!({ "root": root, "known": null }));
     assert!(none.changed && none.requests.is_empty() && !none.agent_knobs);
 
@@ -124,7 +124,7 @@ fn an_agent_call_is_listed_reopened_as_the_same_prompt_and_its_knobs_saved() {
 fn a_damaged_log_line_is_counted_and_an_unknown_call_is_a_clear_error() {
     let h = Harness::new();
     let root = h.open();
-    let dir = loupe_engine::store::project_dir(h.data(), std::path::Path::new(&root));
+    let dir = loupe_engine::stores::store::project_dir(h.data(), std::path::Path::new(&root));
     std::fs::create_dir_all(&dir).unwrap();
     let mut f = std::fs::OpenOptions::new()
         .create(true)

@@ -262,7 +262,7 @@ fn canned_answers_of_the_mocked_ui_are_the_real_apps() {
             let mut config = ProjectConfig::new(data);
             if vectors {
                 config.embedder = Some(std::sync::Arc::new(
-                    loupe_engine::embed::CodeEmbedder::new().unwrap(),
+                    loupe_engine::signals::embed::CodeEmbedder::new().unwrap(),
                 ));
             }
             config

@@ -20,7 +20,7 @@ use loupe_assemble::knobs::limits::{MIN_BUDGET, PATH_WEIGHT};
 use loupe_assemble::models;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, ChunkId, Knobs, KnobsPatch};
-use loupe_engine::retrieve::NameLookup;
+use loupe_engine::asking::retrieve::NameLookup;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -190,7 +190,7 @@ pub struct Shape {
     /// Names to ban, as given.
     pub bans: Vec<String>,
     /// The change to review (`context` only).
-    pub change: Option<loupe_engine::change::DiffSpec>,
+    pub change: Option<loupe_engine::asking::change::DiffSpec>,
 }
 
 impl ContextArgs {

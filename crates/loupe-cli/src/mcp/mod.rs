@@ -33,11 +33,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use loupe_engine::agent_log;
-use loupe_engine::golden::IndexedNames;
+use loupe_engine::asking::agent_log;
+use loupe_engine::asking::golden::IndexedNames;
+use loupe_engine::asking::retrieve::Definitions;
+use loupe_engine::asking::selection::{Selection, Target};
 use loupe_engine::progress::{CancelToken, Progress, Stage};
-use loupe_engine::retrieve::Definitions;
-use loupe_engine::selection::{Selection, Target};
 use loupe_engine::watch::{WatchEvent, WatchHandle};
 use loupe_engine::{Answer, AskCache, AskRequest, Project};
 use rmcp::handler::server::common::{schema_for_empty_input, schema_for_input, schema_for_output};
@@ -338,7 +338,7 @@ impl Projects {
         let mut knobs = shape.knobs(base)?;
         // The clock recency is measured against, fixed here so the agent
         // log holds it: the app re-asks the call at the same time.
-        knobs.now = loupe_engine::ask::unix_now();
+        knobs.now = loupe_engine::asking::ask::unix_now();
         let selection = Selection {
             pinned: targets(project, "pins", &shape.pins).await?,
             banned: targets(project, "bans", &shape.bans).await?,

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use loupe_assemble::report::{BANNED, ItemStatus};
 use loupe_assemble::{ChunkId, ItemRow};
-use loupe_engine::golden::{self, Expected, GoldenQuestion, IndexedNames, Outcome};
+use loupe_engine::asking::golden::{self, Expected, GoldenQuestion, IndexedNames, Outcome};
 use loupe_engine::{Answer, Status};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -515,7 +515,7 @@ mod tests {
     use loupe_assemble::report::{DropReason, Section};
     use loupe_assemble::{Assembly, Candidate, Chunk, ChunkKind, Report, Role};
     use loupe_engine::Selected;
-    use loupe_engine::retrieve::Definitions;
+    use loupe_engine::asking::retrieve::Definitions;
     use std::collections::BTreeSet;
 
     fn item(id: ChunkId, path: &str, score: f32, status: ItemStatus, lod: Option<u8>) -> ItemRow {

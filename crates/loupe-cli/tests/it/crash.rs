@@ -110,7 +110,7 @@ fn killed_lexical_runs_leave_a_consistent_index() {
 fn killed_runs_with_embeddings_leave_a_consistent_index() {
     // The bundled MiniLM caches its vectors in the catalog, the path this
     // covers; `make test` builds it (`loupe-engine/minilm`).
-    if let Err(e) = loupe_engine::embed::bundled() {
+    if let Err(e) = loupe_engine::signals::embed::bundled() {
         eprintln!("SKIPPED: {e}");
         return;
     }

@@ -23,7 +23,7 @@
 //! skipped and counted by [`read`], never fatal. The log is at most two
 //! files of about [`MAX_LOG_BYTES`].
 
-use crate::selection::Selection;
+use crate::asking::selection::Selection;
 use crate::{Answer, Error, Result};
 use loupe_assemble::report::ItemStatus;
 use loupe_assemble::{Knobs, KnobsPatch};

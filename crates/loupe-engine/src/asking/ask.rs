@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Every shell asks through here: the app's `assemble` command, `loupe
-//! query`, `loupe golden` (through [`crate::golden::check`]), `loupe eval`
+//! query`, `loupe golden` (through [`crate::asking::golden::check`]), `loupe eval`
 //! and the MCP server. None of them analyses, retrieves, applies a
 //! selection or assembles on its own, so a question gives the same prompt
 //! whichever door it came through.
@@ -28,11 +28,11 @@ use std::sync::Arc;
 use loupe_assemble::classify::{self, QueryAnalysis, QuestionType};
 use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
 
-use crate::ablate::Ablations;
-use crate::change::{self, DiffSpec};
-use crate::expand::{ExpandConfig, Expansion};
-use crate::selection::Target;
-use crate::selection::{Selected, Selection};
+use crate::asking::ablate::Ablations;
+use crate::asking::change::{self, DiffSpec};
+use crate::asking::expand::{ExpandConfig, Expansion};
+use crate::asking::selection::Target;
+use crate::asking::selection::{Selected, Selection};
 use crate::{Error, Project, Result, RetrieveQuery};
 
 /// What to do with `@` pins that name no indexed file.
@@ -367,8 +367,10 @@ impl Project {
                     let cfg = cfg.clone();
                     let asked = question.to_owned();
                     Some(
-                        tokio::task::spawn_blocking(move || crate::expand::expand(&cfg, &asked))
-                            .await?,
+                        tokio::task::spawn_blocking(move || {
+                            crate::asking::expand::expand(&cfg, &asked)
+                        })
+                        .await?,
                     )
                 }
             };
@@ -656,7 +658,7 @@ impl Project {
         let query = query.clone();
         let cancel = cancel.clone();
         let scanned = tokio::task::spawn_blocking(move || {
-            crate::retrieve::scan(&root, &walk, &chunk, &query, &cancel)
+            crate::asking::retrieve::scan(&root, &walk, &chunk, &query, &cancel)
         })
         .await??;
         let retrieved = crate::Retrieved {

@@ -36,8 +36,8 @@
 //! Does not index (the caller does, so it can show progress), and knows no
 //! output format: the report is plain data.
 
+use crate::asking::retrieve::Definitions;
 use crate::project::Project;
-use crate::retrieve::Definitions;
 use crate::{Error, Result};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::report::{DropReason, ItemStatus};

@@ -5,7 +5,7 @@
 //! relative path and the file's text, output is plain data. Never panics; a
 //! parse failure or timeout degrades to line windows with a warning.
 //!
-//! Three strategies, picked by path (see [`crate::lang`]):
+//! Three strategies, picked by path (see [`crate::indexing::lang`]):
 //! - files with a tree-sitter grammar: symbol-aligned chunks (`syntax`; its
 //!   module docs give the exact cutting rules),
 //! - Markdown: one section per heading (`markdown`),
@@ -26,7 +26,7 @@
 //!   includes its braces; Python bodies start after the docstring; Ruby
 //!   bodies stop before `end`.
 
-use crate::lang;
+use crate::indexing::lang;
 use loupe_assemble::{ChunkKind, Outline};
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! file under `tests/` is a test fixture, not documentation), then config,
 //! then docs, then code; anything left is `Other`.
 
-use crate::lang;
+use crate::indexing::lang;
 use loupe_assemble::{ChunkKind, Role};
 
 /// Directory names whose contents are tests, fixtures or benchmarks.

@@ -1,6 +1,6 @@
 //! The read side of a [`Project`]: the [`Snapshot`] a question reads, and
 //! what the shells ask about the index (status, coverage, paths, history).
-//! Retrieval itself, one module per signal, is `retrieve/`; the write path
+//! Retrieval itself, one module per signal, is `asking/retrieve/`; the write path
 //! is `project/write.rs`; opening and catching up with other processes
 //! stay in `project.rs`.
 //!

@@ -7,7 +7,7 @@
 //! `project.rs`.
 
 use super::*;
-use crate::vectors::MAX_DEAD_FRACTION;
+use crate::stores::vectors::MAX_DEAD_FRACTION;
 
 impl Project {
     /// Bring the index up to date with the folder: re-chunk what changed,
@@ -40,7 +40,7 @@ impl Project {
     /// update does, or when an earlier bulk run left the lexical index in
     /// several large segments (a `loupe index`, which does not merge, or a
     /// host closed before its merge was over), merge the lexical index
-    /// into one segment ([`crate::lexical::LexicalIndex::compact`]):
+    /// into one segment ([`crate::stores::lexical::LexicalIndex::compact`]):
     /// questions then answer sooner and read fewer pages of its term
     /// dictionaries. Returns whether it merged. Hosts that keep a project
     /// open and answer many questions (the app, `loupe mcp`) call it in
@@ -48,7 +48,7 @@ impl Project {
     /// does not wait for it. Holds the write lock meanwhile, so a
     /// watcher's update waits; answers do not.
     pub async fn compact_after(&self, chunks_added: u64) -> Result<bool> {
-        if chunks_added <= crate::lexical::SMALL_BATCH_CHUNKS as u64
+        if chunks_added <= crate::stores::lexical::SMALL_BATCH_CHUNKS as u64
             && self.lexical.large_segments()? <= 1
         {
             return Ok(false);
@@ -737,7 +737,7 @@ struct EmbedRun<'a> {
     done: u64,
     total: u64,
     /// The model's weights, kept in memory for the run ([`Embedder::hold`]).
-    _hold: Option<crate::embed::Hold>,
+    _hold: Option<crate::signals::embed::Hold>,
 }
 
 impl<'a> EmbedRun<'a> {
@@ -925,7 +925,7 @@ pub(crate) fn read_and_chunk(
         }
     };
     let parsed = chunk_file(&file.rel, &text, cfg);
-    let role = crate::role::role_for_path(&file.rel);
+    let role = crate::indexing::role::role_for_path(&file.rel);
     let chunks = parsed
         .chunks
         .iter()
@@ -942,7 +942,7 @@ pub(crate) fn read_and_chunk(
                 end_byte: d.end_byte,
                 start_line: d.start_line,
                 end_line: d.end_line,
-                role: crate::role::role_for_chunk(
+                role: crate::indexing::role::role_for_chunk(
                     role,
                     parsed.language,
                     d.kind,
@@ -1084,7 +1084,7 @@ mod tests {
         std::fs::write(folder.path().join("ledger.rs"), LEDGER).expect("write");
         let cancel = CancelToken::new();
         let mut logs = Vec::new();
-        for fold_wal_bytes in [crate::catalog::FOLD_WAL_BYTES, 0] {
+        for fold_wal_bytes in [crate::stores::catalog::FOLD_WAL_BYTES, 0] {
             let data = tempfile::tempdir().expect("tempdir");
             let mut cfg = ProjectConfig::new(data.path());
             cfg.fold_wal_bytes = fold_wal_bytes;

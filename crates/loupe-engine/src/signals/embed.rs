@@ -210,7 +210,7 @@ impl HttpEmbedder {
             .into_iter()
             .map(|i| {
                 let mut v = i.embedding;
-                crate::vectors::normalize(&mut v);
+                crate::stores::vectors::normalize(&mut v);
                 v
             })
             .collect())

@@ -24,7 +24,7 @@ use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing,
 use tantivy::{Index, IndexReader, Term, doc};
 
 use crate::Result;
-use crate::lexical::{ANALYZER, analyzer};
+use crate::stores::lexical::{ANALYZER, analyzer};
 
 /// Commits read, newest first. Enough for years of a busy project; reading
 /// them is one `git log` of a second or two on a large repository.
@@ -241,7 +241,7 @@ impl History {
     }
 
     /// Files changed by the commits most similar to `terms` (analysed, with
-    /// weights, as [`crate::lexical::query_terms`] gives them), best first,
+    /// weights, as [`crate::stores::lexical::query_terms`] gives them), best first,
     /// with their scores: each commit's BM25 shared equally among its files.
     pub fn files(&self, terms: &[(String, f32)], limit: usize) -> Result<Vec<(String, f32)>> {
         if terms.is_empty() || limit == 0 || self.files.is_empty() {
@@ -329,7 +329,7 @@ mod tests {
     }
 
     fn terms(q: &str) -> Vec<(String, f32)> {
-        crate::lexical::query_terms(q, &[])
+        crate::stores::lexical::query_terms(q, &[])
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //!
 //! Does not walk, parse or rank.
 
-use crate::chunk::{RefKind, SymbolDef, SymbolRef};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::indexing::chunk::{RefKind, SymbolDef, SymbolRef};
 use crate::{Error, Result};
 use loupe_assemble::{Chunk, ChunkId, ChunkKind, OutlineSpan, Role, SpanKind};
 use sqlx::sqlite::{
@@ -239,7 +239,7 @@ fn chunk_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<(Chunk, i64)> {
     let symbol: Option<String> = row.try_get(4)?;
     let parent: Option<String> = row.try_get(5)?;
     // The file's role, refined per chunk (Rust's inline test modules).
-    let role = crate::role::role_for_chunk(
+    let role = crate::indexing::role::role_for_chunk(
         parse_enum::<Role>("role", &role)?,
         &language,
         kind,

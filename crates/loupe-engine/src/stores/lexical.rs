@@ -18,7 +18,7 @@
 //! its chunks, its length the sum of their lengths): evidence spread over
 //! several chunks of one file counts, without a second index.
 
-use crate::lexical_dir::UnsyncedDirectory;
+use crate::stores::lexical_dir::UnsyncedDirectory;
 use crate::{Error, Result};
 use loupe_assemble::memo::Memo;
 use loupe_assemble::{Chunk, ChunkId, SpanKind};

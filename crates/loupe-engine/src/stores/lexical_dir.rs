@@ -13,7 +13,7 @@
 //! - *The machine loses power:* recent index files may be missing or torn.
 //!   On the next open the commit payload (the catalog generation) disagrees
 //!   or a file fails its checksum, and the index is rebuilt from the catalog
-//!   ([`crate::lexical::LexicalIndex::open`]). Slower, but nothing is lost.
+//!   ([`crate::stores::lexical::LexicalIndex::open`]). Slower, but nothing is lost.
 //!
 //! It also waits a moment for the writer's lock ([`LOCK_WAIT`]) where
 //! tantivy gives up at once. The lock is an `flock` on a file, held by the

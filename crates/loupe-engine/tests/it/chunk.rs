@@ -4,8 +4,8 @@
 //! CRLF, deep nesting, oversized definitions).
 
 use loupe_assemble::SpanKind;
-use loupe_engine::chunk::{ChunkConfig, ParsedFile, chunk_file};
-use loupe_engine::lang::{self, BodyStyle};
+use loupe_engine::indexing::chunk::{ChunkConfig, ParsedFile, chunk_file};
+use loupe_engine::indexing::lang::{self, BodyStyle};
 use proptest::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -89,9 +89,9 @@ fn compact(source: &str, parsed: &ParsedFile) -> String {
     let mut by_chunk: Vec<(usize, String)> = Vec::new();
     for r in &parsed.refs {
         let tag = match r.kind {
-            loupe_engine::chunk::RefKind::Call => "call",
-            loupe_engine::chunk::RefKind::Import => "import",
-            loupe_engine::chunk::RefKind::Type => "type",
+            loupe_engine::indexing::chunk::RefKind::Call => "call",
+            loupe_engine::indexing::chunk::RefKind::Import => "import",
+            loupe_engine::indexing::chunk::RefKind::Type => "type",
         };
         match by_chunk.last_mut() {
             Some((c, s)) if *c == r.chunk => write!(s, " {tag}:{}", r.name).unwrap_or(()),
@@ -531,7 +531,9 @@ fn chunk_small_definitions_of_mixed_kinds_merge_but_big_ones_stay_alone() {
     let id_refs = parsed
         .refs
         .iter()
-        .filter(|r| r.chunk == 0 && r.name == "Id" && r.kind == loupe_engine::chunk::RefKind::Call)
+        .filter(|r| {
+            r.chunk == 0 && r.name == "Id" && r.kind == loupe_engine::indexing::chunk::RefKind::Call
+        })
         .count();
     assert_eq!(id_refs, 1);
 }

@@ -2,7 +2,7 @@
 
 use crate::support::*;
 use loupe_engine::RetrieveQuery;
-use loupe_engine::embed::{Embedder, HttpEmbedder, HttpEmbedderConfig};
+use loupe_engine::signals::embed::{Embedder, HttpEmbedder, HttpEmbedderConfig};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -84,7 +84,7 @@ async fn http_embedder_indexes_and_searches_through_a_local_server() {
         .embed(&["alpha".into(), "beta gamma".into()])
         .unwrap();
     let mut a = fake_vector("alpha");
-    loupe_engine::vectors::normalize(&mut a);
+    loupe_engine::stores::vectors::normalize(&mut a);
     assert_eq!(v[0], a);
 
     let env = Env::new();

@@ -5,7 +5,7 @@
 
 use crate::support::{Env, ask, index, sample_project};
 use loupe_assemble::Knobs;
-use loupe_engine::expand::ExpandConfig;
+use loupe_engine::asking::expand::ExpandConfig;
 use loupe_engine::{AskCache, AskRequest};
 use loupe_testkit::chat_stub as stub;
 use std::net::TcpListener;

@@ -2,8 +2,8 @@
 
 use crate::support::*;
 use loupe_engine::RetrieveQuery;
-use loupe_engine::history::HistorySource;
-use loupe_engine::lexical::query_terms;
+use loupe_engine::signals::history::HistorySource;
+use loupe_engine::stores::lexical::query_terms;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_changed_by_similar_commits_become_candidates_with_a_rank() {
@@ -93,7 +93,7 @@ fn reads_a_repository_from_a_subdirectory() {
     std::fs::write(root.join("README.md"), "hello\n").expect("write");
     git(root, &["commit", "-q", "-am", "docs: greet"]);
 
-    let h = loupe_engine::history::of_root(&root.join("app"))
+    let h = loupe_engine::signals::history::of_root(&root.join("app"))
         .expect("read")
         .expect("a history");
     assert_eq!(h.commits(), 1, "the README commit is outside app/");
@@ -107,7 +107,7 @@ fn reads_a_repository_from_a_subdirectory() {
         git_dir: root.join(".git"),
         rev: "HEAD~1".into(),
     };
-    let h = loupe_engine::history::History::read(&bare)
+    let h = loupe_engine::signals::history::History::read(&bare)
         .expect("read")
         .expect("a history");
     assert_eq!(h.commits(), 1);
@@ -116,7 +116,7 @@ fn reads_a_repository_from_a_subdirectory() {
         rev: "no-such-rev".into(),
     };
     assert!(
-        loupe_engine::history::History::read(&unknown)
+        loupe_engine::signals::history::History::read(&unknown)
             .expect("read")
             .is_none()
     );

@@ -324,7 +324,7 @@ async fn indexed_and_closed(
     embedder: Option<Arc<CountingEmbedder>>,
 ) -> std::path::PathBuf {
     let p = env
-        .open(embedder.map(|e| e as Arc<dyn loupe_engine::embed::Embedder>))
+        .open(embedder.map(|e| e as Arc<dyn loupe_engine::signals::embed::Embedder>))
         .await;
     index(&p).await;
     p.catalog()
@@ -984,7 +984,7 @@ struct FailingEmbedder {
     fail: std::sync::atomic::AtomicBool,
 }
 
-impl loupe_engine::embed::Embedder for FailingEmbedder {
+impl loupe_engine::signals::embed::Embedder for FailingEmbedder {
     fn model_id(&self) -> &str {
         self.inner.model_id()
     }

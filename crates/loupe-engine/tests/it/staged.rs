@@ -4,8 +4,8 @@
 
 use crate::support::*;
 use loupe_assemble::Knobs;
-use loupe_engine::embed::Embedder;
 use loupe_engine::progress::{Progress, Stage, no_progress};
+use loupe_engine::signals::embed::Embedder;
 use loupe_engine::{AskCache, AskRequest, CancelToken, Until};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

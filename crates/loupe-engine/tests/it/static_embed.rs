@@ -2,11 +2,11 @@
 //! table file, on a few hundred tokens of the vocabulary (distilling all 30k
 //! belongs in a benchmark).
 
-use loupe_engine::embed::{
+use loupe_engine::progress::{CancelToken, Progress, Stage, no_progress};
+use loupe_engine::signals::embed::{
     Embedder, MEAN_TXT, PocketEmbedder, StaticEmbedder, TABLE_FILE, TableFileError, TokenTable,
     Vocabulary, distill, models_dir, shipped_mean, table_id,
 };
-use loupe_engine::progress::{CancelToken, Progress, Stage, no_progress};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::sync::{Barrier, Mutex};
@@ -402,5 +402,5 @@ fn table_file_round_trips_and_rejects_damage() {
 }
 
 fn half_of(x: f32) -> f32 {
-    loupe_engine::embed::round_f16(x)
+    loupe_engine::signals::embed::round_f16(x)
 }

@@ -1,7 +1,7 @@
 //! Shared helpers: temp projects, a deterministic fake embedder, opening.
 
-use loupe_engine::embed::Embedder;
 use loupe_engine::progress::no_progress;
+use loupe_engine::signals::embed::Embedder;
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 //! are dropped without reading or embedding the live ones again.
 
 use crate::support::*;
-use loupe_engine::embed::Embedder;
 use loupe_engine::progress::{Progress, Stage, no_progress};
+use loupe_engine::signals::embed::Embedder;
 use loupe_engine::{CancelToken, Project, RetrieveQuery};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

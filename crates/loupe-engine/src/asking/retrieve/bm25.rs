@@ -2,8 +2,8 @@
 //! file's best chunk carries the file's rank).
 
 use super::Gathered;
-use crate::lexical::FileHit;
 use crate::project::Project;
+use crate::stores::lexical::FileHit;
 use crate::{Error, Result, RetrieveQuery};
 
 impl Project {

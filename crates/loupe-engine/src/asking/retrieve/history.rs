@@ -2,8 +2,8 @@
 //! are most like the question.
 
 use super::Gathered;
-use crate::lexical::FileHit;
 use crate::project::{Project, Snapshot};
+use crate::stores::lexical::FileHit;
 use crate::{Result, RetrieveQuery};
 use loupe_assemble::ChunkId;
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ impl Project {
             let best: HashMap<u64, ChunkId> = files.iter().map(|h| (h.key, h.best_chunk)).collect();
             let mut missing = Vec::new();
             for (rank, (path, _)) in ranked.iter().enumerate() {
-                match best.get(&crate::lexical::file_key(path)) {
+                match best.get(&crate::stores::lexical::file_key(path)) {
                     Some(&id) => g.get(id).history_rank = Some(rank as u32 + 1),
                     None => missing.push(path.clone()),
                 }

@@ -295,7 +295,7 @@ impl Project {
         // The vector scan runs beside the signals up to the graph's, none
         // of which reads what it finds.
         let vectors = self.start_vectors(query, snapshot);
-        let terms = crate::lexical::query_terms(&query.text, &query.identifiers);
+        let terms = crate::stores::lexical::query_terms(&query.text, &query.identifiers);
         let files = self.gather_bm25(query, &terms, &mut g)?;
         watch.lap("bm25");
         self.gather_history(query, snapshot, &terms, &files, &mut g)

@@ -22,10 +22,10 @@
 
 use super::mentions::{is_primer_path, names_path};
 use super::sort_interim;
-use crate::chunk::ChunkConfig;
+use crate::indexing::chunk::ChunkConfig;
+use crate::indexing::walk::{self, WalkConfig, WalkedFile};
 use crate::progress::CancelToken;
 use crate::project::{BINARY_SNIFF_BYTES, ReadOutcome, read_and_chunk};
-use crate::walk::{self, WalkConfig, WalkedFile};
 use crate::{Error, Result, RetrieveQuery};
 use aho_corasick::AhoCorasick;
 use loupe_assemble::{Candidate, Chunk, Signals};
@@ -73,7 +73,7 @@ struct Counted {
 /// with their weights; the same pattern from two stems keeps the larger.
 fn patterns(query: &RetrieveQuery) -> Vec<(String, f32)> {
     let mut out: Vec<(String, f32)> = Vec::new();
-    for (term, weight) in crate::lexical::query_terms(&query.text, &query.identifiers) {
+    for (term, weight) in crate::stores::lexical::query_terms(&query.text, &query.identifiers) {
         // Snowball turns a final `y` into `i` (`query` → `queri`): the word
         // itself does not contain its stem then.
         let pattern = match term.strip_suffix('i') {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// The chunks defining some names, looked up for one use (a question's
 /// identifiers, an agent's target): lower-cased name → chunk ids, lowest
-/// first. Nothing holds every name in memory; see [`Catalog::definers`](crate::catalog::Catalog::definers).
+/// first. Nothing holds every name in memory; see [`Catalog::definers`](crate::stores::catalog::Catalog::definers).
 #[derive(Clone, Debug, Default)]
 pub struct Definitions {
     pub(super) by_name: HashMap<String, Vec<ChunkId>>,

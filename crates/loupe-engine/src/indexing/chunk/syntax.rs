@@ -42,7 +42,7 @@
 use super::outline::{self, Interval};
 use super::text::{self, LineIndex, TINY_PIECE_BYTES, trim};
 use super::{ChunkConfig, ChunkDraft, ParsedFile, RefKind, SymbolDef, SymbolRef};
-use crate::lang::{self, LanguageConfig};
+use crate::indexing::lang::{self, LanguageConfig};
 use loupe_assemble::{ChunkKind, SpanKind};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;

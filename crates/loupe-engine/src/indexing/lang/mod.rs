@@ -3,7 +3,7 @@
 //!
 //! Languages are data: adding one means a new file here with a static config
 //! and two query files under `queries/`, plus a line in [`ALL`]. This module
-//! does not parse or chunk anything (that is `crate::chunk`); it only says
+//! does not parse or chunk anything (that is `crate::indexing::chunk`); it only says
 //! which grammar and which queries describe a file.
 //!
 //! Query conventions (every language follows them, the chunker relies on them):
@@ -80,7 +80,7 @@ pub struct LanguageConfig {
     pub body_style: BodyStyle,
     /// Names of modules that hold unit tests inside source files (Rust's
     /// `#[cfg(test)] mod tests`); `*` matches any prefix. Their chunks get
-    /// the tests role ([`crate::role::role_for_chunk`]).
+    /// the tests role ([`crate::indexing::role::role_for_chunk`]).
     pub test_modules: &'static [&'static str],
     /// Compiled queries, built on first use.
     pub(crate) compiled: OnceLock<Result<CompiledQueries, String>>,

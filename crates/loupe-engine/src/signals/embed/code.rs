@@ -195,7 +195,7 @@ impl RowSource<'_> {
             RowSource::Held(bytes) => Ok(&bytes[span]),
             RowSource::File(f) => {
                 buf.resize(dim, 0);
-                match crate::vectors::read_at(&f.file, buf, (f.at + span.start) as u64) {
+                match crate::stores::vectors::read_at(&f.file, buf, (f.at + span.start) as u64) {
                     Ok(()) => Ok(buf),
                     Err(e) => {
                         if !f.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -331,14 +331,14 @@ impl CodeModel {
             )));
         }
         let mut header = [0u8; HEADER_BYTES];
-        crate::vectors::read_at(&file, &mut header, 0).map_err(io)?;
+        crate::stores::vectors::read_at(&file, &mut header, 0).map_err(io)?;
         let field = |at: usize| {
             u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
                 as usize
         };
         let head_len = HEADER_BYTES + field(16) + field(12) * 4;
         let mut head_bytes = vec![0u8; head_len.min(len as usize)];
-        crate::vectors::read_at(&file, &mut head_bytes, 0).map_err(io)?;
+        crate::stores::vectors::read_at(&file, &mut head_bytes, 0).map_err(io)?;
         let head = Self::decode_head(&head_bytes)?;
         let rows = Rows::File(Arc::new(FileRows {
             file,
@@ -467,7 +467,7 @@ impl CodeModel {
             return Some(rows);
         }
         let mut rows = vec![0u8; f.len];
-        match crate::vectors::read_at(&f.file, &mut rows, f.at as u64) {
+        match crate::stores::vectors::read_at(&f.file, &mut rows, f.at as u64) {
             Ok(()) => {
                 let rows = Arc::new(rows);
                 *slot = Arc::downgrade(&rows);
@@ -503,7 +503,7 @@ impl CodeModel {
                 .zip(row)
                 .for_each(|(x, &q)| *x += weight * (f32::from(q as i8) * scale));
         }
-        Ok(if crate::vectors::normalize(&mut v) {
+        Ok(if crate::stores::vectors::normalize(&mut v) {
             v
         } else {
             self.blank()
@@ -679,7 +679,7 @@ mod tests {
             vector: Vec<f32>,
         }
         let probes: Vec<Probe> =
-            serde_json::from_str(include_str!("../../assets/code-vectors.probe.json")).unwrap();
+            serde_json::from_str(include_str!("../../../assets/code-vectors.probe.json")).unwrap();
         let m = CodeModel::shipped().unwrap();
         assert!(!probes.is_empty());
         for p in probes {

@@ -65,7 +65,7 @@ use std::time::{Duration, Instant};
 /// `assets/tokenizer.json` (Apache-2.0, see `assets/MODEL-LICENSE`). Its
 /// SHA-256 equals `pocket_encoder::model_info().tokenizer_sha256` (a test
 /// checks it), so this tokenizes exactly as the model does.
-const TOKENIZER_JSON: &[u8] = include_bytes!("../../assets/minilm-l3-tokenizer.json");
+const TOKENIZER_JSON: &[u8] = include_bytes!("../../../assets/minilm-l3-tokenizer.json");
 
 /// Version of the distillation recipe (which text stands for a token, how
 /// it is pooled). Part of the table id: a change rebuilds the table and
@@ -77,7 +77,7 @@ const DISTILL_VERSION: u32 = 1;
 /// per line in Rust's shortest round-trip form (so parsing gives the exact
 /// bits). Written by `examples/static_mean.rs` from a full table; a test
 /// checks that its id is the current [`table_id`].
-pub const MEAN_TXT: &str = include_str!("../../assets/static-minilm-l3-mean.txt");
+pub const MEAN_TXT: &str = include_str!("../../../assets/static-minilm-l3-mean.txt");
 
 /// How often, at most, a growing table is saved: a save writes the whole
 /// 23 MB file, so saving after each embedding batch would cost more than
@@ -490,7 +490,7 @@ impl Inner {
             return Ok(());
         }
         if let Some(dir) = path.parent() {
-            crate::store::ensure_dir(dir)?;
+            crate::stores::store::ensure_dir(dir)?;
         }
         self.table().save(path)?;
         fill.unsaved = 0;
@@ -517,7 +517,7 @@ impl Inner {
                 *s += weight * (x - m);
             }
         }
-        crate::vectors::normalize(&mut sum).then_some(sum)
+        crate::stores::vectors::normalize(&mut sum).then_some(sum)
     }
 
     fn one(&self, ids: Vec<u32>) -> Vec<f32> {
