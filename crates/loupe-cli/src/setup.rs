@@ -71,8 +71,9 @@ pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {
     let project = Project::open(path, cfg)
         .await
         .with_context(|| format!("opening the index of {}", path.display()))?;
-    let status = project.status().await?;
-    for note in &status.recovered {
+    // Not `status()`: it waits for the history read, which runs beside the
+    // first parse.
+    for note in project.recovered() {
         eprintln!("note: {note}");
     }
     Ok(project)

@@ -86,6 +86,13 @@ impl Project {
         &self.root
     }
 
+    /// What opening had to repair (a damaged catalog rebuilt, …), one
+    /// sentence each; also in [`Status::recovered`], without waiting for
+    /// the history read as [`Project::status`] does.
+    pub fn recovered(&self) -> &[String] {
+        &self.recovered
+    }
+
     /// The project's data directory.
     pub fn data_dir(&self) -> &Path {
         &self.dir
