@@ -3,7 +3,7 @@
 #   make run      build the UI and the desktop app and start it
 #   make cli      build the `loupe` CLI, index PROJECT and show its status
 #   make test     install what is missing, then run every check and test
-#   make circles  no import circle in any crate (part of test)
+#   make checks   no import circle in any crate, no long function without a reason (part of test)
 #   make e2e      the real app under Xvfb (part of test)
 #   make mcp-test `loupe mcp` driven by the official MCP Python SDK (part of test)
 #   make fuzz     every fuzz target for FUZZ_SECS (600) seconds each (FUZZING.md; not part of test)
@@ -47,7 +47,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: circles ui-record ui-dist bench-first bench-app-rss train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
+.PHONY: checks ui-record ui-dist bench-first bench-app-rss train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -115,11 +115,15 @@ ui-record: ui-deps
 	  if cmp -s ui/tests/mock/requests.json $(STAMP_DIR)/requests.before; then echo "round $$round asked nothing new"; exit 0; fi; \
 	done; $(MAKE) --no-print-directory types
 
-## circles: no import circle in any crate (tools/check/circles.py says the
-## rule), after the check's own test on crates it writes with and without one.
-circles:
+## checks: no import circle in any crate (tools/check/circles.py says the
+## rule) and no function over 80 lines in the engine or the assembly crate
+## without a `// Long:` reason at its head (tools/check/long_fns.py), each
+## after the check's own test on sources it writes.
+checks:
 	python3 tools/check/circles.py --self-test
 	python3 tools/check/circles.py
+	python3 tools/check/long_fns.py --self-test
+	python3 tools/check/long_fns.py
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -209,7 +213,7 @@ mcp-test: $(MCP_STAMP)
 
 ## test: every step in order, each timed; the times are printed at the end
 ## (and on a failure), and kept in $(TARGET_DIR)/test-times.txt.
-TEST_STEPS := deps circles lint unit mcp-test ui-test e2e
+TEST_STEPS := deps checks lint unit mcp-test ui-test e2e
 test:
 	@mkdir -p $(TARGET_DIR) && : > $(TARGET_DIR)/test-times.txt
 	@for step in $(TEST_STEPS); do \

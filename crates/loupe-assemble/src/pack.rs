@@ -86,6 +86,7 @@ fn smallest(item: &PackItem) -> u8 {
 
 /// Packs `items` into `available` with `cost(index, lod)` giving the exact
 /// size of item `index` rendered at `lod`.
+// Long: packing's three phases share the chosen levels and the budget left.
 pub fn pack(
     items: &[PackItem],
     available: u32,

@@ -268,6 +268,7 @@ fn group(
 }
 
 /// The prompt, and the size-relevant text of each section (for the account).
+// Long: the prompt's sections in output order; each section's text is built where it is placed.
 pub fn prompt<'a>(
     parts: &'a PromptParts,
     format: Format,

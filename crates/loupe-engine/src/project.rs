@@ -464,6 +464,7 @@ impl Project {
     }
 
     /// The rest of [`Project::open_with`], once the catalog is open.
+    // Long: opening's steps in order (version, lexical, vectors, history, repairs); each may wait for another process's run and repair what it finds.
     async fn load(
         root: PathBuf,
         dir: PathBuf,

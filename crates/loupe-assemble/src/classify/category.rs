@@ -149,6 +149,7 @@ pub struct CategoryScore {
 
 /// The seed's keyword lists, plus the full words the seed's substring match
 /// caught implicitly (`authentication` for `auth`) — we match whole words.
+// Long: a table: the seed's keyword lists, one rule per category.
 pub fn default_rules() -> Vec<CategoryRule> {
     let rule = |category, keywords: &[&str], strong: &[&str]| CategoryRule {
         category,

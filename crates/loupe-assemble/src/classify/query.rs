@@ -548,6 +548,7 @@ pub(super) fn has_path_extension(ext: &str) -> bool {
 /// Analyzes text as it is: a question already without its scaffolding,
 /// with text that is not the asker's appended (a change's lines, whose
 /// `# comment` lines are no template).
+// Long: numbered steps that share one collector; each step is short and labelled below.
 pub fn analyze_text(question: &str) -> QueryAnalysis {
     let mut found = Collector::default();
 

@@ -299,6 +299,7 @@ impl KnobsPatch {
     /// took, in field order: a bad entry of a list (a path weight, a model
     /// row) goes alone, the list's other entries stay. What stays is in
     /// range, so applying it keeps knobs that were in range in range.
+    // Long: one range check per knob, in field order: a table written as code.
     pub fn validate(&mut self) -> Vec<KnobProblem> {
         use limits::*;
         let mut problems = Vec::new();

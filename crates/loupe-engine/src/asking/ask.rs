@@ -291,45 +291,19 @@ impl Project {
         answer.map_err(|e| self.damage_seen(e))
     }
 
+    /// The door's steps: the request made ready, retrieval (cached),
+    /// selection and assembly, then what the answer must say about itself.
     async fn answer(&self, request: &AskRequest, cache: &mut AskCache) -> Result<Answer> {
         let review = match &request.change {
             Some(spec) => Some(self.review(spec, &request.knobs).await?),
             None => None,
         };
-        let question = match &review {
-            Some(_) if request.question.trim().is_empty() => DEFAULT_REVIEW_QUESTION,
-            _ => request.question.as_str(),
-        };
-        if question.trim().is_empty() {
-            return Err(Error::Request("the question is empty".into()));
-        }
-        let mut knobs = request.knobs.clone();
-        request.ablations.apply_knobs(&mut knobs);
-        if knobs.now == 0 {
-            knobs.now = unix_now();
-        }
-        // The question is searched without a pasted report's template
-        // scaffolding; in change mode with the changed lines too, as they
-        // are (a `# comment` line of a change is no template heading).
-        let asked = classify::searchable(question);
-        let searched = match &review {
-            // The stock question's words would only find things named "review".
-            Some(r) if question == DEFAULT_REVIEW_QUESTION => r.searched.clone(),
-            Some(r) => format!("{}\n{}", asked.text, r.searched),
-            None => asked.text.into_owned(),
-        };
-        let analysis = QueryAnalysis {
-            scaffolding_lines: asked.left_out,
-            ..classify::analyze_text(&searched)
-        };
-        let mut query = RetrieveQuery::from_analysis(&searched, &analysis);
-        query.primers = Some(knobs.primers.clone());
+        let mut asked = Asked::new(request, review.as_ref())?;
 
         // One snapshot for the key and the retrieval filed under it.
         let snapshot = self.snapshot().await?;
-        let generation = snapshot.generation;
-        let scanning = generation == 0 && request.unindexed == Unindexed::Scan;
-        if generation == 0 && !scanning {
+        let scanning = snapshot.generation == 0 && request.unindexed == Unindexed::Scan;
+        if snapshot.generation == 0 && !scanning {
             // Never a prompt about nothing: the shell indexes first (the
             // CLI does, with progress) or says what to run.
             return Err(Error::Request(format!(
@@ -338,174 +312,25 @@ impl Project {
                 self.root().display()
             )));
         }
-        let key = CacheKey {
-            question: searched.clone(),
-            primers: knobs.primers.clone(),
-            generation,
-            history: snapshot.history_head(),
-            expand: request
-                .expand
-                .as_ref()
-                .map(|c| (c.base_url.clone(), c.model.clone())),
-            vector_points: snapshot.vector_points,
-        };
-        if cache.key.as_ref() != Some(&key) {
-            // The secondary LLM's terms join the search (never the
-            // classification); only when retrieval runs, so a knob change
-            // does not ask it again.
-            let expansion = match &request.expand {
-                None => None,
-                Some(cfg) if !analysis.mentions.is_empty() => Some(Expansion::skipped(
-                    cfg,
-                    "skipped: the question @mentions what it wants",
-                )),
-                Some(cfg) if question == DEFAULT_REVIEW_QUESTION => Some(Expansion::skipped(
-                    cfg,
-                    "skipped: the change is the question",
-                )),
-                Some(cfg) => {
-                    let cfg = cfg.clone();
-                    let asked = question.to_owned();
-                    Some(
-                        tokio::task::spawn_blocking(move || {
-                            crate::asking::expand::expand(&cfg, &asked)
-                        })
-                        .await?,
-                    )
-                }
-            };
-            if let Some(e) = expansion.as_ref().filter(|e| !e.terms.is_empty()) {
-                let expanded = format!("{searched}\n{}", e.terms.join("\n"));
-                let primers = query.primers.take();
-                query = RetrieveQuery::from_analysis(&expanded, &classify::analyze_text(&expanded));
-                query.primers = primers;
-            }
-            let (retrieved, pins_dropped) = match self
-                .gather(&snapshot, &query, scanning, &request.cancel)
-                .await
-            {
-                Ok(r) => (r, false),
-                Err(Error::Request(_))
-                    if request.unknown_pins == UnknownPins::Ignore
-                        && (!query.pinned_paths.is_empty() || !query.pinned_symbols.is_empty()) =>
-                {
-                    let mut unpinned = query.clone();
-                    unpinned.pinned_paths.clear();
-                    unpinned.pinned_symbols.clear();
-                    (
-                        self.gather(&snapshot, &unpinned, scanning, &request.cancel)
-                            .await?,
-                        true,
-                    )
-                }
-                Err(err) => return Err(err),
-            };
-            let (retrieved, scan) = retrieved;
-            let signals = match scan {
-                Some(files) => SignalsUsed {
-                    scan: Some(files),
-                    ..SignalsUsed::default()
-                },
-                None => SignalsUsed {
-                    history_commits: snapshot.history_commits() as u64,
-                    vectors: self.vector_coverage(),
-                    vectors_failed: retrieved.vectors_failed,
-                    scan: None,
-                },
-            };
-            *cache = AskCache {
-                key: Some(key),
-                candidates: Arc::new(retrieved.candidates),
-                pins_dropped,
-                expansion,
-                signals,
-                sizes: SizeCache::default(),
-                files: HashMap::new(),
-            };
-        }
+        self.retrieve_into(request, &mut asked, &snapshot, scanning, cache)
+            .await?;
         if cache.pins_dropped {
-            query.pinned_symbols.clear();
+            asked.query.pinned_symbols.clear();
         }
 
-        let mut candidates = cache.candidates.as_ref().clone();
-        request.ablations.apply_candidates(&mut candidates);
-        let mut selection = request.selection.clone();
-        if let Some(r) = &review {
-            selection.pinned.extend(r.pins.iter().cloned());
-        }
-        let mut selected = self.apply_selection(&candidates, &selection).await?;
-
-        let question_type = request
-            .question_type
-            .or(review.as_ref().map(|_| QuestionType::Review));
-        let classification = question_type.map(|t| {
-            let mut c = classify::classify(question, &analysis);
-            c.question_type = t;
-            c
-        });
-        let (notes, review_warnings, change) = match review {
-            Some(r) => (r.notes, r.warnings, Some(r.summary)),
-            None => (Vec::new(), Vec::new(), None),
-        };
-        let assemble_request = AssembleRequest {
-            question: question.to_owned(),
-            analysis: Some(analysis),
-            classification,
-            notes,
-            knobs,
-            ..AssembleRequest::default()
-        };
-        if !scanning
-            && let Some(more) = self
-                .complete_leading(&selected.candidates, &assemble_request, cache)
-                .await?
-        {
-            candidates.extend(more);
-            selected = self.apply_selection(&candidates, &selection).await?;
-        }
-        // Assembly is CPU-bound (token counting): it runs on the engine's
-        // assembly thread. The size memo travels there and back.
-        let mut sizes = std::mem::take(&mut cache.sizes);
-        let (mut assembly, selected, sizes) = crate::assembler::run(move || {
-            let assembly =
-                loupe_assemble::assemble_with(&selected.candidates, &assemble_request, &mut sizes);
-            (assembly, selected, sizes)
-        })
-        .await?;
-        cache.sizes = sizes;
-
+        let pinned_symbols = std::mem::take(&mut asked.query.pinned_symbols);
+        let (mut assembly, selected, review_warnings, change) = self
+            .select_and_assemble(request, asked, review, scanning, cache)
+            .await?;
         assembly.report.warnings.extend(review_warnings);
-        let symbols = self.definitions(&query.pinned_symbols, 1).await?;
-        for sym in query
-            .pinned_symbols
-            .iter()
-            .filter(|s| symbols.exact(s).is_empty())
-        {
-            assembly.report.warnings.push(match scanning {
-                true => format!("@{sym}: symbols are not indexed yet: nothing pinned"),
-                false => format!("@{sym} names no indexed file or symbol: nothing pinned"),
-            });
-        }
-        if let Some(why) = self.why_nothing(&selected, &assembly).await? {
-            assembly.report.warnings.push(why);
-        }
-        if cache.signals.scan.is_some() {
-            // The prompt came from a scan, not an index: the user should know.
-            assembly
-                .report
-                .warnings
-                .push(format!("partial index: {}", cache.signals.describe()));
-        } else if let Some(why) = &cache.signals.vectors_failed {
-            assembly.report.warnings.push(format!(
-                "answered without vectors: the vector search failed on this question ({why})"
-            ));
-        } else if cache.signals.vectors_partial() {
-            // The prompt came from a partial index: the user should know.
-            assembly
-                .report
-                .warnings
-                .push(format!("partial index: {}", cache.signals.describe()));
-        }
+        self.warn(
+            &mut assembly,
+            &selected,
+            &pinned_symbols,
+            scanning,
+            &cache.signals,
+        )
+        .await?;
         let mut in_prompt: Vec<String> = assembly
             .items
             .iter()
@@ -529,6 +354,267 @@ impl Project {
             signals: cache.signals.clone(),
         })
     }
+
+    /// Retrieval for `asked` into `cache`, unless the cache already holds
+    /// it (the same searched text, primers, generation, history head,
+    /// expander and vector count): a knob, pin or ban change re-uses it.
+    /// A fresh retrieval asks the secondary LLM first (its terms join the
+    /// search) and retries without pins the caller lets it drop.
+    async fn retrieve_into(
+        &self,
+        request: &AskRequest,
+        asked: &mut Asked<'_>,
+        snapshot: &crate::project::Snapshot,
+        scanning: bool,
+        cache: &mut AskCache,
+    ) -> Result<()> {
+        let key = CacheKey {
+            question: asked.searched.clone(),
+            primers: asked.knobs.primers.clone(),
+            generation: snapshot.generation,
+            history: snapshot.history_head(),
+            expand: request
+                .expand
+                .as_ref()
+                .map(|c| (c.base_url.clone(), c.model.clone())),
+            vector_points: snapshot.vector_points,
+        };
+        if cache.key.as_ref() == Some(&key) {
+            return Ok(());
+        }
+        let expansion = asked.expansion(request).await?;
+        if let Some(e) = expansion.as_ref().filter(|e| !e.terms.is_empty()) {
+            let expanded = format!("{}\n{}", asked.searched, e.terms.join("\n"));
+            let primers = asked.query.primers.take();
+            asked.query =
+                RetrieveQuery::from_analysis(&expanded, &classify::analyze_text(&expanded));
+            asked.query.primers = primers;
+        }
+        let query = &asked.query;
+        let (retrieved, pins_dropped) = match self
+            .gather(snapshot, query, scanning, &request.cancel)
+            .await
+        {
+            Ok(r) => (r, false),
+            Err(Error::Request(_))
+                if request.unknown_pins == UnknownPins::Ignore
+                    && (!query.pinned_paths.is_empty() || !query.pinned_symbols.is_empty()) =>
+            {
+                let mut unpinned = query.clone();
+                unpinned.pinned_paths.clear();
+                unpinned.pinned_symbols.clear();
+                (
+                    self.gather(snapshot, &unpinned, scanning, &request.cancel)
+                        .await?,
+                    true,
+                )
+            }
+            Err(err) => return Err(err),
+        };
+        let (retrieved, scan) = retrieved;
+        let signals = match scan {
+            Some(files) => SignalsUsed {
+                scan: Some(files),
+                ..SignalsUsed::default()
+            },
+            None => SignalsUsed {
+                history_commits: snapshot.history_commits() as u64,
+                vectors: self.vector_coverage(),
+                vectors_failed: retrieved.vectors_failed,
+                scan: None,
+            },
+        };
+        *cache = AskCache {
+            key: Some(key),
+            candidates: Arc::new(retrieved.candidates),
+            pins_dropped,
+            expansion,
+            signals,
+            sizes: SizeCache::default(),
+            files: HashMap::new(),
+        };
+        Ok(())
+    }
+
+    /// The cached candidates with the request's ablations, pins and bans
+    /// (and a change's pins), the leading files completed, assembled on
+    /// the assembly thread. Also gives the change review's warnings and
+    /// summary back.
+    async fn select_and_assemble(
+        &self,
+        request: &AskRequest,
+        asked: Asked<'_>,
+        review: Option<Review>,
+        scanning: bool,
+        cache: &mut AskCache,
+    ) -> Result<(Assembly, Selected, Vec<String>, Option<ChangeSummary>)> {
+        let mut candidates = cache.candidates.as_ref().clone();
+        request.ablations.apply_candidates(&mut candidates);
+        let mut selection = request.selection.clone();
+        if let Some(r) = &review {
+            selection.pinned.extend(r.pins.iter().cloned());
+        }
+        let mut selected = self.apply_selection(&candidates, &selection).await?;
+
+        let question_type = request
+            .question_type
+            .or(review.as_ref().map(|_| QuestionType::Review));
+        let classification = question_type.map(|t| {
+            let mut c = classify::classify(asked.question, &asked.analysis);
+            c.question_type = t;
+            c
+        });
+        let (notes, review_warnings, change) = match review {
+            Some(r) => (r.notes, r.warnings, Some(r.summary)),
+            None => (Vec::new(), Vec::new(), None),
+        };
+        let assemble_request = AssembleRequest {
+            question: asked.question.to_owned(),
+            analysis: Some(asked.analysis),
+            classification,
+            notes,
+            knobs: asked.knobs,
+            ..AssembleRequest::default()
+        };
+        if !scanning
+            && let Some(more) = self
+                .complete_leading(&selected.candidates, &assemble_request, cache)
+                .await?
+        {
+            candidates.extend(more);
+            selected = self.apply_selection(&candidates, &selection).await?;
+        }
+        // Assembly is CPU-bound (token counting): it runs on the engine's
+        // assembly thread. The size memo travels there and back.
+        let mut sizes = std::mem::take(&mut cache.sizes);
+        let (assembly, selected, sizes) = crate::assembler::run(move || {
+            let assembly =
+                loupe_assemble::assemble_with(&selected.candidates, &assemble_request, &mut sizes);
+            (assembly, selected, sizes)
+        })
+        .await?;
+        cache.sizes = sizes;
+        Ok((assembly, selected, review_warnings, change))
+    }
+
+    /// What the answer must say about itself in the report's warnings:
+    /// `@symbols` that pinned nothing, why nothing was selected, a prompt
+    /// from a scan or a partial index, a vector search that failed.
+    async fn warn(
+        &self,
+        assembly: &mut Assembly,
+        selected: &Selected,
+        pinned_symbols: &[String],
+        scanning: bool,
+        signals: &SignalsUsed,
+    ) -> Result<()> {
+        let warnings = &mut assembly.report.warnings;
+        let symbols = self.definitions(pinned_symbols, 1).await?;
+        for sym in pinned_symbols
+            .iter()
+            .filter(|s| symbols.exact(s).is_empty())
+        {
+            warnings.push(match scanning {
+                true => format!("@{sym}: symbols are not indexed yet: nothing pinned"),
+                false => format!("@{sym} names no indexed file or symbol: nothing pinned"),
+            });
+        }
+        if let Some(why) = self.why_nothing(selected, assembly).await? {
+            assembly.report.warnings.push(why);
+        }
+        let warnings = &mut assembly.report.warnings;
+        if signals.scan.is_some() {
+            // The prompt came from a scan, not an index: the user should know.
+            warnings.push(format!("partial index: {}", signals.describe()));
+        } else if let Some(why) = &signals.vectors_failed {
+            warnings.push(format!(
+                "answered without vectors: the vector search failed on this question ({why})"
+            ));
+        } else if signals.vectors_partial() {
+            // The prompt came from a partial index: the user should know.
+            warnings.push(format!("partial index: {}", signals.describe()));
+        }
+        Ok(())
+    }
+}
+
+/// A request made ready for retrieval: the question as asked (or the stock
+/// review question), what is searched, its analysis and query, and the
+/// knobs with the ablations and the clock applied.
+struct Asked<'r> {
+    question: &'r str,
+    searched: String,
+    analysis: QueryAnalysis,
+    query: RetrieveQuery,
+    knobs: Knobs,
+}
+
+impl<'r> Asked<'r> {
+    fn new(request: &'r AskRequest, review: Option<&Review>) -> Result<Self> {
+        let question = match review {
+            Some(_) if request.question.trim().is_empty() => DEFAULT_REVIEW_QUESTION,
+            _ => request.question.as_str(),
+        };
+        if question.trim().is_empty() {
+            return Err(Error::Request("the question is empty".into()));
+        }
+        let mut knobs = request.knobs.clone();
+        request.ablations.apply_knobs(&mut knobs);
+        if knobs.now == 0 {
+            knobs.now = unix_now();
+        }
+        // The question is searched without a pasted report's template
+        // scaffolding; in change mode with the changed lines too, as they
+        // are (a `# comment` line of a change is no template heading).
+        let asked = classify::searchable(question);
+        let searched = match review {
+            // The stock question's words would only find things named "review".
+            Some(r) if question == DEFAULT_REVIEW_QUESTION => r.searched.clone(),
+            Some(r) => format!("{}\n{}", asked.text, r.searched),
+            None => asked.text.into_owned(),
+        };
+        let analysis = QueryAnalysis {
+            scaffolding_lines: asked.left_out,
+            ..classify::analyze_text(&searched)
+        };
+        let mut query = RetrieveQuery::from_analysis(&searched, &analysis);
+        query.primers = Some(knobs.primers.clone());
+        Ok(Self {
+            question,
+            searched,
+            analysis,
+            query,
+            knobs,
+        })
+    }
+
+    /// The secondary LLM's search terms (never the classification), asked
+    /// only when retrieval runs, so a knob change does not ask it again;
+    /// skipped when the question @mentions what it wants or the change is
+    /// the question.
+    async fn expansion(&self, request: &AskRequest) -> Result<Option<Expansion>> {
+        Ok(match &request.expand {
+            None => None,
+            Some(cfg) if !self.analysis.mentions.is_empty() => Some(Expansion::skipped(
+                cfg,
+                "skipped: the question @mentions what it wants",
+            )),
+            Some(cfg) if self.question == DEFAULT_REVIEW_QUESTION => Some(Expansion::skipped(
+                cfg,
+                "skipped: the change is the question",
+            )),
+            Some(cfg) => {
+                let cfg = cfg.clone();
+                let asked = self.question.to_owned();
+                Some(
+                    tokio::task::spawn_blocking(move || {
+                        crate::asking::expand::expand(&cfg, &asked)
+                    })
+                    .await?,
+                )
+            }
+        })
+    }
 }
 
 impl Project {
@@ -542,6 +628,7 @@ impl Project {
     /// → Packing, `025318b`, `c313435`). Each file is
     /// read once per question, so a knob change reads only files that
     /// newly lead.
+    // Long: one pass per question: the leading files found, each read once (kept in the cache), chunked, and what retrieval missed kept.
     async fn complete_leading(
         &self,
         candidates: &[Candidate],
@@ -669,6 +756,7 @@ impl Project {
     }
 
     /// Reads `spec`'s diff and turns it into pins, search words and notes.
+    // Long: the diff read on a blocking thread, then its pins, search words and notes from the same per-file hunks.
     async fn review(&self, spec: &DiffSpec, knobs: &Knobs) -> Result<Review> {
         let root = self.root.clone();
         let read_spec = spec.clone();

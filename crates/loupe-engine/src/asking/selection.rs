@@ -211,6 +211,7 @@ impl Project {
     /// Apply `selection` to retrieved `candidates`: drop banned ones, mark
     /// pinned ones, and add pinned chunks retrieval did not return (looked
     /// up in the catalog by path, not re-retrieved).
+    // Long: bans, then pins by path and by symbol, then catalog lookups for pins retrieval missed, in the order the report explains them.
     pub async fn apply_selection(
         &self,
         candidates: &[Candidate],

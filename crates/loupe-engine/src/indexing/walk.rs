@@ -80,6 +80,7 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 }
 
 /// List the files under `root`.
+// Long: the `ignore` walker's setup and its one callback (files, links, errors) in one place.
 pub fn walk(
     root: &Path,
     cfg: &WalkConfig,

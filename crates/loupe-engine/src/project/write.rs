@@ -98,6 +98,7 @@ impl Project {
 
     /// The one write path. `scope` is `None` for a full walk, or known paths
     /// with their stored states. The caller holds `self.write`.
+    // Long: the write path's stages in order (lock, catch up, walk, read and commit, ready, vectors, done), each reporting progress; the work is in methods.
     async fn run(
         &self,
         scope: Option<(Vec<String>, HashMap<String, FileState>)>,
@@ -280,6 +281,7 @@ impl Project {
     /// was indexed before: a watcher's run over files another process
     /// indexed) is rolled back too and keeps `step.generation`, so every
     /// process's answers and caches stay valid.
+    // Long: the parse threads and the writer run side by side in one thread scope and share its channels.
     async fn read_and_commit(
         &self,
         step: Step<'_>,
@@ -866,6 +868,7 @@ pub(crate) enum ReadOutcome {
 }
 
 /// Read one file, decide whether its content changed, and chunk it if so.
+// Long: each way a file can fail to read is its own diagnostic, in the order they are checked, then the chunks.
 pub(crate) fn read_and_chunk(
     file: &WalkedFile,
     stored: Option<&FileState>,

@@ -1115,6 +1115,7 @@ impl Staging {
 /// Insert `files` with their chunks, symbols and references (multi-row
 /// `INSERT`s): the files get ids from `first_file` on, their chunks
 /// `chunk_ids`.
+// Long: one multi-row INSERT per table (files, chunks, symbols, references), in foreign-key order.
 async fn write_rows(
     tx: &mut Transaction<'static, Sqlite>,
     files: &[FileUpdate],

@@ -771,6 +771,7 @@ impl LexicalIndex {
     /// first. A file's term frequency is the sum over its chunks plus one
     /// when the term is in its path (the reference's "path + content"), its
     /// length the sum of its chunks' lengths.
+    // Long: file-level BM25 from chunk postings: the per-term postings, path hits and file lengths accumulate in one set of tables.
     pub fn search_files(&self, terms: &[(String, f32)], limit: usize) -> Result<Vec<FileHit>> {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());

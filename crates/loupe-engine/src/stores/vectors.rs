@@ -744,6 +744,7 @@ impl VectorIndex {
     /// file a block at a time into a buffer each thread reuses, so the
     /// scan holds a few hundred kilobytes of them at once. Fails when the
     /// codes file cannot be read.
+    // Long: the SIMD dispatch and the per-thread block loop share the heap and buffers; split, the hot loop would cross a call.
     fn scan(
         &self,
         q8: &[i8],

@@ -135,6 +135,7 @@ fn count_file(ac: &AhoCorasick, i: usize, file: &WalkedFile) -> Option<Counted> 
 }
 
 /// Candidates for `query` from a scan of the folder at `root`.
+// Long: the scan's steps in order (walk, count stems, rank files by BM25, chunk the best, rank chunks) share the file list and the term tables.
 pub(crate) fn scan(
     root: &Path,
     walk_cfg: &WalkConfig,

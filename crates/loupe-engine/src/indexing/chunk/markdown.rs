@@ -107,6 +107,7 @@ fn is_html_comment(source: &str, start: usize) -> bool {
 }
 
 /// Chunk a Markdown file.
+// Long: one pass over the file's blocks: sections by heading, with code fences and front matter kept whole.
 pub(super) fn chunk(source: &str, cfg: &ChunkConfig) -> ParsedFile {
     let lines = LineIndex::new(source);
     let blocks = blocks(source);

@@ -169,6 +169,7 @@ fn parse(config: &LanguageConfig, source: &str, cfg: &ChunkConfig) -> Result<Tre
 }
 
 /// Chunk a file with its grammar, or say why not.
+// Long: the chunker's steps in order (parse, definitions, scan, segment, merge, outline, references); each is a function, this wires their data.
 pub(super) fn chunk(
     config: &'static LanguageConfig,
     source: &str,
@@ -314,6 +315,7 @@ type RefCaptures<'t> = Vec<(u32, Node<'t>)>;
 /// and bodies. Also returns the ranges of `@doc` captures that belong to no
 /// definition, and the references' captures for [`find_refs`] (which needs
 /// the chunks, and so the definitions, first).
+// Long: one pass over both queries' matches; nesting, kinds and bodies are resolved from the same stack as they come.
 fn find_defs<'t>(
     config: &LanguageConfig,
     queries: &lang::CompiledQueries,
