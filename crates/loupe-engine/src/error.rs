@@ -58,6 +58,19 @@ pub enum Error {
     /// The operation was cancelled by the caller.
     #[error("cancelled")]
     Cancelled,
+    /// Another process holds the index's write lock and has stopped
+    /// answering (stopped, frozen or hung): waiting for it would never end.
+    #[error(
+        "the index in {path} is locked by process {holder}, which has not answered for {silent_secs} s (stopped or hung?): end that process, then try again"
+    )]
+    LockHolderSilent {
+        /// The project's data directory.
+        path: PathBuf,
+        /// What the holder wrote into the lock file (its process id).
+        holder: String,
+        /// How long its heartbeat has been silent.
+        silent_secs: u64,
+    },
     /// The watcher could not be started.
     #[error("watcher: {0}")]
     Watch(String),
