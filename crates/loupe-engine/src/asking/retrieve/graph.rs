@@ -1,9 +1,8 @@
 //! The graph signal: one hop from the best hits so far, to what they
 //! reference and to what references them (their callers).
 
-use super::{Gathered, interim_score};
-use crate::project::Project;
-use crate::{Result, RetrieveQuery};
+use super::{Definitions, Retrieval, interim_score};
+use crate::Result;
 use loupe_assemble::ChunkId;
 use std::collections::{HashMap, HashSet};
 
@@ -12,15 +11,16 @@ const CALLERS_PER_SYMBOL: u32 = 5;
 /// Defined names per graph seed whose callers are looked up.
 const CALLER_NAMES_PER_SEED: usize = 8;
 
-impl Project {
+impl Retrieval<'_> {
     /// Takes the best `limits.graph_seeds` candidates gathered so far as
     /// seeds, and marks what they reference or what references them as
     /// distance 1 and the seeds with such a neighbour as distance 0. A seed
     /// with none (a changelog section, a README heading nobody's code names)
     /// is no symbol-graph hit and gets no graph relevance.
-    pub(super) async fn gather_graph(&self, query: &RetrieveQuery, g: &mut Gathered) -> Result<()> {
-        let limits = &query.limits;
-        let mut seeds: Vec<(ChunkId, f32)> = g
+    pub(super) async fn gather_graph(&mut self) -> Result<()> {
+        let limits = &self.query.limits;
+        let mut seeds: Vec<(ChunkId, f32)> = self
+            .g
             .signals
             .iter()
             .map(|(id, s)| (*id, interim_score(s)))
@@ -29,8 +29,7 @@ impl Project {
         let seed_ids: Vec<ChunkId> = seeds.iter().take(limits.graph_seeds).map(|x| x.0).collect();
         let refs = self.catalog.refs_from(&seed_ids).await?;
         let referenced: Vec<String> = refs.iter().map(|(_, name)| name.clone()).collect();
-        let defined = self
-            .definitions(&referenced, limits.per_symbol)
+        let defined = Definitions::of(self.catalog, &referenced, limits.per_symbol)
             .await?
             .by_name;
         let mut linked: HashSet<ChunkId> = HashSet::new();
@@ -72,11 +71,11 @@ impl Project {
         }
         for id in &seed_ids {
             if linked.contains(id) {
-                g.get(*id).graph_distance = Some(0);
+                self.g.get(*id).graph_distance = Some(0);
             }
         }
         for id in neighbours {
-            let s = g.get(id);
+            let s = self.g.get(id);
             if s.graph_distance.is_none() {
                 s.graph_distance = Some(1);
             }

@@ -1,33 +1,29 @@
 //! The history signal: files changed by the past commits whose messages
 //! are most like the question.
 
-use super::Gathered;
-use crate::project::{Project, Snapshot};
+use super::Retrieval;
+use crate::Result;
 use crate::stores::lexical::FileHit;
-use crate::{Result, RetrieveQuery};
 use loupe_assemble::ChunkId;
 use std::collections::HashMap;
 
-impl Project {
+impl Retrieval<'_> {
     /// Ranks files by the commits most like `terms`; the file's best chunk
     /// under whole-file BM25 (`files`) carries the rank, or its first chunk
     /// when the question's words are not in it at all.
     pub(super) async fn gather_history(
-        &self,
-        query: &RetrieveQuery,
-        snapshot: &Snapshot,
+        &mut self,
         terms: &[(String, f32)],
         files: &[FileHit],
-        g: &mut Gathered,
     ) -> Result<()> {
-        let limits = &query.limits;
-        if let Some(history) = &snapshot.history {
+        let limits = &self.query.limits;
+        if let Some(history) = &self.snapshot.history {
             let ranked = history.files(terms, limits.history)?;
             let best: HashMap<u64, ChunkId> = files.iter().map(|h| (h.key, h.best_chunk)).collect();
             let mut missing = Vec::new();
             for (rank, (path, _)) in ranked.iter().enumerate() {
                 match best.get(&crate::stores::lexical::file_key(path)) {
-                    Some(&id) => g.get(id).history_rank = Some(rank as u32 + 1),
+                    Some(&id) => self.g.get(id).history_rank = Some(rank as u32 + 1),
                     None => missing.push(path.clone()),
                 }
             }
@@ -38,7 +34,7 @@ impl Project {
                 }
                 for (rank, (path, _)) in ranked.iter().enumerate() {
                     if let Some(&id) = first.get(path) {
-                        g.get(id).history_rank = Some(rank as u32 + 1);
+                        self.g.get(id).history_rank = Some(rank as u32 + 1);
                     }
                 }
             }

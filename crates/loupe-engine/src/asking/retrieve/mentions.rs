@@ -2,23 +2,17 @@
 //! without a line), files and symbols it pins (`@path`, `@symbol`), and
 //! the primer files that go in whatever the question.
 
-use super::{DEFAULT_PRIMERS, Gathered, strip_line_suffix};
-use crate::project::{Project, Snapshot};
-use crate::{Error, Result, RetrieveQuery};
+use super::{DEFAULT_PRIMERS, Definitions, Retrieval, strip_line_suffix};
+use crate::{Error, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-impl Project {
+impl Retrieval<'_> {
     /// Chunks of the files the question mentions or pins, of the symbols it
     /// pins, and of the primer files. A pinned path that names no indexed
     /// file is an error; a pinned name that names no symbol is not.
-    pub(super) async fn gather_mentions(
-        &self,
-        query: &RetrieveQuery,
-        snapshot: &Snapshot,
-        g: &mut Gathered,
-    ) -> Result<()> {
-        let all_paths = &snapshot.paths;
+    pub(super) async fn gather_mentions(&mut self) -> Result<()> {
+        let (query, all_paths) = (self.query, &self.snapshot.paths);
         let matching = |needle: &str| -> Vec<String> {
             all_paths
                 .iter()
@@ -58,7 +52,7 @@ impl Project {
             let is_primer = primer_files.contains(&path);
             let mentioned = path_files.contains(&path);
             if mentioned || is_pinned || is_primer {
-                let s = g.get(id);
+                let s = self.g.get(id);
                 if mentioned {
                     s.path_hits += 1;
                 }
@@ -66,14 +60,15 @@ impl Project {
                 s.primer |= is_primer;
             }
         }
-        let pinned_symbols = self.definitions(&query.pinned_symbols, usize::MAX).await?;
+        let pinned_symbols =
+            Definitions::of(self.catalog, &query.pinned_symbols, usize::MAX).await?;
         for sym in &query.pinned_symbols {
             // `@name` that names no symbol is most often a person in a pasted
             // issue (`@octocat`), not a typo: it pins nothing, and
             // `Project::assemble` reports it. A path mention that names no
             // file stays an error above.
             for &id in pinned_symbols.exact(sym) {
-                g.get(id).pinned = true;
+                self.g.get(id).pinned = true;
             }
         }
         Ok(())
@@ -98,7 +93,7 @@ pub(super) fn is_primer_path(path: &str, names: &[String]) -> bool {
     })
 }
 
-impl Project {
+impl Retrieval<'_> {
     /// Indexed paths that are primer files for `names`. A bare name matches
     /// a file of that name anywhere; a name with a slash only the path
     /// itself.

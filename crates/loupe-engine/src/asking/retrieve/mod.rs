@@ -24,11 +24,17 @@ pub(crate) use scan::scan;
 pub use symbols::{Definitions, NameLookup};
 
 use crate::Result;
+use crate::project::PrimerMemo;
 use crate::project::{Project, Snapshot};
+use crate::signals::embed::Embedder;
+use crate::stores::catalog::Catalog;
+use crate::stores::lexical::LexicalIndex;
+use crate::stores::vectors::VectorIndex;
 use loupe_assemble::classify::{MentionKind, QueryAnalysis};
 use loupe_assemble::{Candidate, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Reciprocal-rank-fusion constant from Cormack et al. (2009).
 const RRF_K: f32 = 60.0;
@@ -227,8 +233,103 @@ impl Stopwatch {
     }
 }
 
+/// One retrieval pass: the stores it reads, the question and the snapshot
+/// it answers, and the signals gathered so far. Each signal's module adds
+/// one `gather_*` step and writes only its own fields of [`Signals`];
+/// [`Retrieval::run`] calls them in order.
+struct Retrieval<'a> {
+    catalog: &'a Catalog,
+    lexical: &'a LexicalIndex,
+    vectors: &'a Arc<RwLock<Option<VectorIndex>>>,
+    embedder: Option<&'a Arc<dyn Embedder>>,
+    primers: &'a Mutex<PrimerMemo>,
+    query: &'a RetrieveQuery,
+    snapshot: &'a Snapshot,
+    g: Gathered,
+}
+
+impl<'a> Retrieval<'a> {
+    /// A pass over `project`'s stores for `query`, as of `snapshot`.
+    fn new(project: &'a Project, snapshot: &'a Snapshot, query: &'a RetrieveQuery) -> Self {
+        Self {
+            catalog: &project.catalog,
+            lexical: &project.lexical,
+            vectors: &project.vectors,
+            embedder: project.cfg.embedder.as_ref(),
+            primers: &project.primers,
+            query,
+            snapshot,
+            g: Gathered::default(),
+        }
+    }
+
+    /// The pass, and how many of the chunks its signals found the catalog
+    /// no longer holds.
+    async fn run(mut self) -> Result<(Retrieved, usize)> {
+        let query = self.query;
+        let mut watch = Stopwatch::start();
+
+        // The vector scan runs beside the signals up to the graph's, none
+        // of which reads what it finds.
+        let vectors = self.start_vectors();
+        let terms = crate::stores::lexical::query_terms(&query.text, &query.identifiers);
+        let files = self.gather_bm25(&terms)?;
+        watch.lap("bm25");
+        self.gather_history(&terms, &files).await?;
+        watch.lap("history");
+        self.gather_symbols().await?;
+        watch.lap("symbols");
+        self.gather_mentions().await?;
+        watch.lap("mentions");
+        let vectors_failed = vectors.finish(&mut self.g).await;
+        watch.lap("vectors");
+        // The chunks found so far are read from the catalog while the
+        // graph, last because its seeds are the best of everything above,
+        // looks up its neighbours on other connections.
+        let known: Vec<ChunkId> = self.g.signals.keys().copied().collect();
+        let catalog = self.catalog;
+        let (graph, rows) = tokio::join!(self.gather_graph(), catalog.chunks(&known));
+        graph?;
+        watch.lap("graph");
+
+        // Materialise: the rest are the graph's neighbours.
+        let known: HashSet<ChunkId> = known.into_iter().collect();
+        let added: Vec<ChunkId> = self
+            .g
+            .signals
+            .keys()
+            .filter(|id| !known.contains(id))
+            .copied()
+            .collect();
+        let mut rows = rows?;
+        rows.extend(catalog.chunks(&added).await?);
+        let vanished = (known.len() + added.len()).saturating_sub(rows.len());
+        // In chunk-id order, so ties in the sort below fall the same way
+        // however the rows were read.
+        rows.sort_unstable_by_key(|(chunk, _)| chunk.id);
+        let mut out = Vec::with_capacity(rows.len());
+        for (chunk, mtime_ns) in rows {
+            let mut signals = self.g.signals.remove(&chunk.id).unwrap_or_default();
+            signals.mtime = mtime_ns / 1_000_000_000;
+            out.push(Candidate { chunk, signals });
+        }
+        sort_interim(&mut out);
+        watch.lap("materialise");
+        Ok((
+            Retrieved {
+                candidates: out,
+                vectors_failed,
+                stages: watch.stages,
+            },
+            vanished,
+        ))
+    }
+}
+
+/// The facade's doors to retrieval and symbol look-ups.
 impl Project {
-    /// Gather candidates for `query`, best first by [`interim_score`]. A
+    /// Gather candidates for `query`, best first by
+    /// [`interim_score`](crate::asking::retrieve::interim_score). A
     /// question the embedder fails on is answered without vectors (logged);
     /// [`Project::retrieve_noting`] says so to the caller.
     pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
@@ -261,7 +362,7 @@ impl Project {
         let mut fresh;
         let mut snapshot = snapshot;
         for retry in 1..=STALE_RETRIES {
-            let (retrieved, vanished) = self.retrieve_once(snapshot, query).await?;
+            let (retrieved, vanished) = Retrieval::new(self, snapshot, query).run().await?;
             if vanished == 0 {
                 return Ok(retrieved);
             }
@@ -279,75 +380,19 @@ impl Project {
             fresh = self.snapshot().await?;
             snapshot = &fresh;
         }
-        Ok(self.retrieve_once(snapshot, query).await?.0)
+        Ok(Retrieval::new(self, snapshot, query).run().await?.0)
     }
 
-    /// One retrieval from `snapshot`, and how many of the chunks its
-    /// signals found the catalog no longer holds.
-    async fn retrieve_once(
-        &self,
-        snapshot: &Snapshot,
-        query: &RetrieveQuery,
-    ) -> Result<(Retrieved, usize)> {
-        let mut g = Gathered::default();
-        let mut watch = Stopwatch::start();
+    /// What the index knows of `name` as a symbol (an agent's target).
+    pub async fn look_up(&self, name: &str) -> Result<NameLookup> {
+        self.catch_up().await?;
+        NameLookup::find(&self.catalog, &self.lexical, name).await
+    }
 
-        // The vector scan runs beside the signals up to the graph's, none
-        // of which reads what it finds.
-        let vectors = self.start_vectors(query, snapshot);
-        let terms = crate::stores::lexical::query_terms(&query.text, &query.identifiers);
-        let files = self.gather_bm25(query, &terms, &mut g)?;
-        watch.lap("bm25");
-        self.gather_history(query, snapshot, &terms, &files, &mut g)
-            .await?;
-        watch.lap("history");
-        self.gather_symbols(query, &mut g).await?;
-        watch.lap("symbols");
-        self.gather_mentions(query, snapshot, &mut g).await?;
-        watch.lap("mentions");
-        let vectors_failed = vectors.finish(&mut g).await;
-        watch.lap("vectors");
-        // The chunks found so far are read from the catalog while the
-        // graph, last because its seeds are the best of everything above,
-        // looks up its neighbours on other connections.
-        let known: Vec<ChunkId> = g.signals.keys().copied().collect();
-        let (graph, rows) = tokio::join!(
-            self.gather_graph(query, &mut g),
-            self.catalog.chunks(&known)
-        );
-        graph?;
-        watch.lap("graph");
-
-        // Materialise: the rest are the graph's neighbours.
-        let known: HashSet<ChunkId> = known.into_iter().collect();
-        let added: Vec<ChunkId> = g
-            .signals
-            .keys()
-            .filter(|id| !known.contains(id))
-            .copied()
-            .collect();
-        let mut rows = rows?;
-        rows.extend(self.catalog.chunks(&added).await?);
-        let vanished = (known.len() + added.len()).saturating_sub(rows.len());
-        // In chunk-id order, so ties in the sort below fall the same way
-        // however the rows were read.
-        rows.sort_unstable_by_key(|(chunk, _)| chunk.id);
-        let mut out = Vec::with_capacity(rows.len());
-        for (chunk, mtime_ns) in rows {
-            let mut signals = g.signals.remove(&chunk.id).unwrap_or_default();
-            signals.mtime = mtime_ns / 1_000_000_000;
-            out.push(Candidate { chunk, signals });
-        }
-        sort_interim(&mut out);
-        watch.lap("materialise");
-        Ok((
-            Retrieved {
-                candidates: out,
-                vectors_failed,
-                stages: watch.stages,
-            },
-            vanished,
-        ))
+    /// The chunks defining each of `names` (any case), at most `limit` per
+    /// name, lowest ids first.
+    pub async fn definitions(&self, names: &[String], limit: usize) -> Result<Definitions> {
+        Definitions::of(&self.catalog, names, limit).await
     }
 }
 

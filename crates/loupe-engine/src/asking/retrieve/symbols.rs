@@ -1,9 +1,10 @@
 //! The symbol signal: chunks defining a name the question uses, exactly
 //! (any case) or one or two edits away; and name lookups for agents.
 
-use super::Gathered;
-use crate::project::Project;
-use crate::{Result, RetrieveQuery};
+use super::Retrieval;
+use crate::Result;
+use crate::stores::catalog::Catalog;
+use crate::stores::lexical::LexicalIndex;
 use loupe_assemble::ChunkId;
 use std::collections::HashMap;
 
@@ -48,25 +49,28 @@ pub struct NameLookup {
     pub similar: Vec<String>,
 }
 
-impl Project {
-    /// What the index knows of `name` as a symbol (an agent's target).
-    pub async fn look_up(&self, name: &str) -> Result<NameLookup> {
-        self.catch_up().await?;
-        let defined_by = self
-            .definitions(&[name.to_owned()], usize::MAX)
+impl NameLookup {
+    /// What `catalog` and `lexical` know of `name` as a symbol (an
+    /// agent's target); the caller has caught up with other processes.
+    pub(crate) async fn find(
+        catalog: &Catalog,
+        lexical: &LexicalIndex,
+        name: &str,
+    ) -> Result<Self> {
+        let defined_by = Definitions::of(catalog, &[name.to_owned()], usize::MAX)
             .await?
             .exact(name)
             .to_vec();
         if !defined_by.is_empty() {
-            return Ok(NameLookup {
+            return Ok(Self {
                 defined_by,
                 similar: Vec::new(),
             });
         }
         // The dictionary may still hold names whose chunks are gone.
-        let near = self.lexical.similar_names(name)?;
-        let live = self.definitions(&near, 1).await?;
-        Ok(NameLookup {
+        let near = lexical.similar_names(name)?;
+        let live = Definitions::of(catalog, &near, 1).await?;
+        Ok(Self {
             defined_by,
             similar: near
                 .into_iter()
@@ -74,29 +78,26 @@ impl Project {
                 .collect(),
         })
     }
+}
 
+impl Definitions {
     /// The chunks defining each of `names` (any case), at most `limit` per
     /// name, lowest ids first.
-    pub async fn definitions(&self, names: &[String], limit: usize) -> Result<Definitions> {
+    pub(crate) async fn of(catalog: &Catalog, names: &[String], limit: usize) -> Result<Self> {
         let mut lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
         lower.sort_unstable();
         lower.dedup();
         let limit = u32::try_from(limit).unwrap_or(u32::MAX);
-        Ok(Definitions::from_pairs(
-            self.catalog.definers(&lower, limit).await?,
-        ))
+        Ok(Self::from_pairs(catalog.definers(&lower, limit).await?))
     }
 }
 
-impl Project {
+impl Retrieval<'_> {
     /// Chunks defining the question's identifiers: exact first, then near
     /// misses (none for names under `lexical::FUZZY_MIN_LEN` characters:
     /// `get` ~ `set` is noise).
-    pub(super) async fn gather_symbols(
-        &self,
-        query: &RetrieveQuery,
-        g: &mut Gathered,
-    ) -> Result<()> {
+    pub(super) async fn gather_symbols(&mut self) -> Result<()> {
+        let query = self.query;
         let limits = &query.limits;
         let mut near: Vec<Vec<String>> = Vec::with_capacity(query.identifiers.len());
         for ident in &query.identifiers {
@@ -108,16 +109,16 @@ impl Project {
             .chain(near.iter().flatten())
             .cloned()
             .collect();
-        let symbols = self.definitions(&named, limits.per_symbol).await?;
+        let symbols = Definitions::of(self.catalog, &named, limits.per_symbol).await?;
         for (ident, near) in query.identifiers.iter().zip(&near) {
             for &id in symbols.exact(ident) {
-                let s = g.get(id);
+                let s = self.g.get(id);
                 s.symbol_hits += 1;
                 s.symbol_exact = true;
             }
             for name in near {
                 for &id in symbols.exact(name) {
-                    g.get(id).symbol_hits += 1;
+                    self.g.get(id).symbol_hits += 1;
                 }
             }
         }

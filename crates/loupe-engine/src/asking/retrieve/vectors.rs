@@ -7,9 +7,8 @@
 //! wait on SQLite meanwhile, so the steps overlap instead of adding up
 //! (BENCHMARKS.md, "Questions and assembly").
 
-use super::Gathered;
-use crate::project::{Project, Snapshot};
-use crate::{Error, Result, RetrieveQuery};
+use super::{Gathered, Retrieval};
+use crate::{Error, Result};
 use loupe_assemble::ChunkId;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -17,21 +16,22 @@ use tokio::task::JoinHandle;
 /// The question's nearest chunks, best first, with their similarity.
 type Neighbours = Vec<(ChunkId, f32)>;
 
-/// A vector search under way, started by [`Project::start_vectors`].
+/// A vector search under way, started by [`Retrieval::start_vectors`].
 pub(super) struct VectorSearch(Option<JoinHandle<Result<Neighbours>>>);
 
-impl Project {
+impl Retrieval<'_> {
     /// Start the question's vector search, if there is an embedder and a
     /// question to embed. Nothing is lost if the caller drops the result:
     /// the search ends on its own (a scan takes milliseconds).
-    pub(super) fn start_vectors(&self, query: &RetrieveQuery, snapshot: &Snapshot) -> VectorSearch {
-        let Some(embedder) = self.cfg.embedder.clone() else {
+    pub(super) fn start_vectors(&self) -> VectorSearch {
+        let (query, snapshot) = (self.query, self.snapshot);
+        let Some(embedder) = self.embedder.cloned() else {
             return VectorSearch(None);
         };
         if query.text.trim().is_empty() {
             return VectorSearch(None);
         }
-        let vectors = Arc::clone(&self.vectors);
+        let vectors = Arc::clone(self.vectors);
         let live = Arc::clone(&snapshot.live);
         let mut text = query.text.clone();
         text.truncate(text.floor_char_boundary(4096));
