@@ -134,8 +134,9 @@ fn count_file(ac: &AhoCorasick, i: usize, file: &WalkedFile) -> Option<Counted> 
     })
 }
 
-/// Candidates for `query` from a scan of the folder at `root`.
-// Long: the scan's steps in order (walk, count stems, rank files by BM25, chunk the best, rank chunks) share the file list and the term tables.
+/// Candidates for `query` from a scan of the folder at `root`: every file's
+/// stems counted in one pass, files ranked by BM25 on the counts, the best
+/// (and those the question names, pins or reads first) chunked and scored.
 pub(crate) fn scan(
     root: &Path,
     walk_cfg: &WalkConfig,
@@ -169,41 +170,8 @@ pub(crate) fn scan(
         .into_iter()
         .flatten()
         .collect();
-    let n = counted.len().max(1) as f32;
-    let bytes: u64 = counted.iter().map(|c| u64::from(c.len)).sum();
-    let avg = bytes as f32 / n;
-    let mut df = vec![0u32; patterns.len()];
-    for c in &counted {
-        for &(t, _) in &c.text {
-            df[t as usize] += 1;
-        }
-    }
-    // BM25's idf, times the term's weight in the question.
-    let idf: Vec<f32> = patterns
-        .iter()
-        .zip(&df)
-        .map(|((_, w), &df)| w * (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
-        .collect();
-
-    let mut ranked: Vec<(f32, usize)> = counted
-        .iter()
-        .map(|c| {
-            let path: f32 = c.path.iter().map(|&t| idf[t as usize]).sum();
-            let text = bm25(&c.text, c.len as f32, avg, &idf, FILE_K1, FILE_B);
-            (text + PATH_BOOST * path, c.file)
-        })
-        .filter(|(s, _)| *s > 0.0)
-        .collect();
-    ranked.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(files[a.1].rel.cmp(&files[b.1].rel))
-    });
-    ranked.truncate(query.limits.files);
-    let file_rank: HashMap<usize, u32> = ranked
-        .iter()
-        .enumerate()
-        .map(|(r, &(_, f))| (f, r as u32 + 1))
-        .collect();
+    let idf = idf(&patterns, &counted);
+    let file_rank = rank_files(files, &counted, &idf, query.limits.files);
 
     // Files the question names or pins, and primers, join whatever they score.
     let primers: Vec<String> = query.primers.clone().unwrap_or_else(|| {
@@ -212,12 +180,12 @@ pub(crate) fn scan(
             .map(|s| (*s).to_owned())
             .collect()
     });
-    let is_primer = |p: &str| is_primer_path(p, &primers);
-    let mut wanted: Vec<usize> = ranked.iter().map(|&(_, f)| f).collect();
+    let mut wanted: Vec<usize> = file_rank.iter().map(|&(f, _)| f).collect();
+    let ranked: std::collections::HashSet<usize> = wanted.iter().copied().collect();
     for (i, f) in files.iter().enumerate() {
         let named = query.paths.iter().any(|m| names_path(&f.rel, m))
             || query.pinned_paths.iter().any(|m| names_path(&f.rel, m));
-        if (named || is_primer(&f.rel)) && !file_rank.contains_key(&i) {
+        if (named || is_primer_path(&f.rel, &primers)) && !ranked.contains(&i) {
             wanted.push(i);
         }
     }
@@ -233,7 +201,6 @@ pub(crate) fn scan(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-
     let mut chunks: Vec<(usize, Chunk, Counts)> = Vec::new();
     for (&i, file_chunks) in wanted.iter().zip(chunked) {
         for chunk in file_chunks {
@@ -241,6 +208,73 @@ pub(crate) fn scan(
             chunks.push((i, chunk, counts));
         }
     }
+    let signals = chunk_signals(files, &chunks, &idf, &file_rank, query, &primers);
+    Ok(Scanned {
+        candidates: candidates(chunks, signals),
+        files: counted.len() as u64,
+    })
+}
+
+/// BM25's idf of each pattern over the counted files, times the term's
+/// weight in the question.
+fn idf(patterns: &[(String, f32)], counted: &[Counted]) -> Vec<f32> {
+    let n = counted.len().max(1) as f32;
+    let mut df = vec![0u32; patterns.len()];
+    for c in counted {
+        for &(t, _) in &c.text {
+            df[t as usize] += 1;
+        }
+    }
+    patterns
+        .iter()
+        .zip(&df)
+        .map(|((_, w), &df)| w * (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln())
+        .collect()
+}
+
+/// The `limit` best files by BM25 on their counts (plus their paths'
+/// terms), as (file index, rank from 1), best first; ties by path.
+fn rank_files(
+    files: &[WalkedFile],
+    counted: &[Counted],
+    idf: &[f32],
+    limit: usize,
+) -> Vec<(usize, u32)> {
+    let n = counted.len().max(1) as f32;
+    let bytes: u64 = counted.iter().map(|c| u64::from(c.len)).sum();
+    let avg = bytes as f32 / n;
+    let mut ranked: Vec<(f32, usize)> = counted
+        .iter()
+        .map(|c| {
+            let path: f32 = c.path.iter().map(|&t| idf[t as usize]).sum();
+            let text = bm25(&c.text, c.len as f32, avg, idf, FILE_K1, FILE_B);
+            (text + PATH_BOOST * path, c.file)
+        })
+        .filter(|(s, _)| *s > 0.0)
+        .collect();
+    ranked.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(files[a.1].rel.cmp(&files[b.1].rel))
+    });
+    ranked.truncate(limit);
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(r, &(_, f))| (f, r as u32 + 1))
+        .collect()
+}
+
+/// Each chunk's signals: its BM25 on the question's counts (the best
+/// `query.limits.bm25`), its file's rank on its best chunk, exact or
+/// case-blind symbol hits, named, pinned and primer paths, and the mtime.
+fn chunk_signals(
+    files: &[WalkedFile],
+    chunks: &[(usize, Chunk, Counts)],
+    idf: &[f32],
+    file_rank: &[(usize, u32)],
+    query: &RetrieveQuery,
+    primers: &[String],
+) -> Vec<Signals> {
     let avg_chunk = chunks.iter().map(|(_, c, _)| c.text.len()).sum::<usize>() as f32
         / chunks.len().max(1) as f32;
     let mut scored: Vec<(f32, usize)> = chunks
@@ -251,7 +285,7 @@ pub(crate) fn scan(
                 counts,
                 c.text.len() as f32,
                 avg_chunk,
-                &idf,
+                idf,
                 CHUNK_K1,
                 CHUNK_B,
             );
@@ -273,7 +307,7 @@ pub(crate) fn scan(
     for (k, (i, ..)) in chunks.iter().enumerate() {
         best_of_file.entry(*i).or_insert(k);
     }
-    for (&i, &r) in &file_rank {
+    for &(i, r) in file_rank {
         if let Some(&k) = best_of_file.get(&i) {
             signals[k].file_rank = Some(r);
         }
@@ -294,10 +328,15 @@ pub(crate) fn scan(
             s.path_hits = 1;
         }
         s.pinned = query.pinned_paths.iter().any(|m| names_path(&file.rel, m));
-        s.primer = is_primer(&file.rel);
+        s.primer = is_primer_path(&file.rel, primers);
         s.mtime = file.mtime_ns / 1_000_000_000;
     }
+    signals
+}
 
+/// The chunks with any evidence, with ids for this answer only in file
+/// order (stable for the same folder and question), in interim order.
+fn candidates(chunks: Vec<(usize, Chunk, Counts)>, signals: Vec<Signals>) -> Vec<Candidate> {
     let mut candidates: Vec<Candidate> = chunks
         .into_iter()
         .zip(signals)
@@ -311,8 +350,6 @@ pub(crate) fn scan(
         })
         .map(|((_, chunk, _), signals)| Candidate { chunk, signals })
         .collect();
-    // Ids for this answer only, in file order: stable for the same folder
-    // and question.
     candidates.sort_by(|a, b| {
         a.chunk
             .path
@@ -323,10 +360,7 @@ pub(crate) fn scan(
         c.chunk.id = id as i64 + 1;
     }
     sort_interim(&mut candidates);
-    Ok(Scanned {
-        candidates,
-        files: counted.len() as u64,
-    })
+    candidates
 }
 
 #[cfg(test)]
