@@ -508,7 +508,7 @@ impl Project {
         scanning: bool,
         signals: &SignalsUsed,
     ) -> Result<()> {
-        let warnings = &mut assembly.report.warnings;
+        let mut warnings = Vec::new();
         let symbols = self.definitions(pinned_symbols, 1).await?;
         for sym in pinned_symbols
             .iter()
@@ -520,20 +520,20 @@ impl Project {
             });
         }
         if let Some(why) = self.why_nothing(selected, assembly).await? {
-            assembly.report.warnings.push(why);
+            warnings.push(why);
         }
-        let warnings = &mut assembly.report.warnings;
-        if signals.scan.is_some() {
-            // The prompt came from a scan, not an index: the user should know.
-            warnings.push(format!("partial index: {}", signals.describe()));
-        } else if let Some(why) = &signals.vectors_failed {
+        // A prompt from a scan, a partial index or without the vectors it
+        // asked for: the user should know.
+        if signals.scan.is_none()
+            && let Some(why) = &signals.vectors_failed
+        {
             warnings.push(format!(
                 "answered without vectors: the vector search failed on this question ({why})"
             ));
-        } else if signals.vectors_partial() {
-            // The prompt came from a partial index: the user should know.
+        } else if signals.scan.is_some() || signals.vectors_partial() {
             warnings.push(format!("partial index: {}", signals.describe()));
         }
+        assembly.report.warnings.extend(warnings);
         Ok(())
     }
 }
