@@ -115,9 +115,8 @@ fn bench_bundled(texts: &[String], all: &[String]) {
     embed_all("bundled", &embedder, all);
 }
 
-/// Repetitions of the sample for the static embedder, which is too fast to
-/// time on 192 texts once.
-#[cfg(feature = "minilm")]
+/// Repetitions of the sample for the static embedders, which are too fast
+/// to time on 192 texts once.
 const STATIC_ROUNDS: usize = 20;
 
 #[cfg(feature = "minilm")]
@@ -201,7 +200,6 @@ fn embed_all(name: &str, embedder: &dyn Embedder, all: &[String]) {
 /// Texts per `embed` call when indexing (`project.rs`'s batch).
 const EMBED_BATCH: usize = 64;
 
-#[cfg(feature = "minilm")]
 fn cut(s: &str, max: usize) -> String {
     let mut end = s.len().min(max);
     while !s.is_char_boundary(end) {
