@@ -47,7 +47,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: checks ui-record ui-dist bench-first bench-app-rss train run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
+.PHONY: checks ui-record ui-dist bench-first bench-app-rss train train-reranker run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -279,6 +279,14 @@ token-margins: deps
 train: deps ui-dist
 	$(RELEASE_BUILD)
 	tools/train/train.sh
+	tools/train/rerank.sh
+
+## train-reranker: rebuild the shipped re-ranker (crates/loupe-engine/assets/reader.safetensors) from
+## make train's mined examples: hard negatives from Loupe's retrieval, fine-tune, blend fit (TRAINING.md).
+## Resumable: run it again after a stop. DEVICE=cuda runs the same code on a GPU machine.
+train-reranker: deps ui-dist
+	$(RELEASE_BUILD)
+	tools/train/rerank.sh
 
 ## fuzz: every fuzz target (crates/loupe-engine/tests/fuzz.rs) for FUZZ_SECS seconds each (default 600), release build; results appended to target/fuzz-report.jsonl (FUZZING.md). Not part of test: make test runs a 2-second smoke of each.
 FUZZ_SECS ?= 600

@@ -361,6 +361,10 @@ pub struct KnobsDto {
     pub format: FormatDto,
     /// Recency boost of a file modified just now.
     pub recency_weight: f32,
+    /// Files the re-ranker reads with the question (0: off). Preferences
+    /// saved before the knob existed take the default.
+    #[serde(default = "default_read_files")]
+    pub read_files: u32,
     /// Days after which the recency boost halves (≤ 0: off).
     pub recency_half_life_days: f32,
     /// Automatic items scoring below this are dropped; `null`: none.
@@ -522,6 +526,7 @@ impl From<Knobs> for KnobsDto {
                 loupe_assemble::render::Format::Json => FormatDto::Json,
             },
             recency_weight: k.recency_weight,
+            read_files: u32::try_from(k.read_files).unwrap_or(u32::MAX),
             recency_half_life_days: k.recency_half_life_days,
             min_score: k.min_score,
             answer_reserve: k.answer_reserve,
@@ -578,6 +583,7 @@ impl From<KnobsDto> for Knobs {
                 FormatDto::Json => Format::Json,
             },
             recency_weight: d.recency_weight,
+            read_files: d.read_files as usize,
             recency_half_life_days: d.recency_half_life_days,
             min_score: d.min_score,
             answer_reserve: d.answer_reserve,
@@ -623,6 +629,8 @@ pub struct ScoreDto {
     pub file: f32,
     /// Relevance from past commits like the question that changed the file.
     pub history: f32,
+    /// Relevance from the re-ranker, which read the question with the file.
+    pub reader: f32,
     /// Primer boost.
     pub primer: f32,
     /// Recency boost.
@@ -651,6 +659,7 @@ impl From<&loupe_assemble::rank::ScoreBreakdown> for ScoreDto {
             path_terms: s.path_terms,
             file: s.file,
             history: s.history,
+            reader: s.reader,
             primer: s.primer_boost,
             recency: s.recency_boost,
             sibling: s.sibling_lift,
@@ -992,6 +1001,10 @@ fn describe(t: &Target) -> String {
     }
 }
 
+fn default_read_files() -> u32 {
+    loupe_assemble::knobs::DEFAULT_READ_FILES as u32
+}
+
 impl ScoreDto {
     /// The score of a row that was never ranked (a banned chunk).
     fn unscored() -> Self {
@@ -1004,6 +1017,7 @@ impl ScoreDto {
             path_terms: 0.0,
             file: 0.0,
             history: 0.0,
+            reader: 0.0,
             primer: 0.0,
             recency: 0.0,
             sibling: 0.0,
@@ -1110,7 +1124,7 @@ mod tests {
             ));
         }
         out.push_str(&format!(
-            "  min_budget: {MIN_BUDGET},\n  max_k: {MAX_K},\n}} as const;\n"
+            "  min_budget: {MIN_BUDGET},\n  max_k: {MAX_K},\n  max_read_files: {MAX_READ_FILES},\n}} as const;\n"
         ));
         out
     }

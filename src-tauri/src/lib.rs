@@ -77,6 +77,12 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 pub fn config_from_env() -> ProjectConfig {
     let data_root = loupe_engine::stores::store::default_data_root();
     let mut config = ProjectConfig::new(&data_root);
+    // The re-ranker, unless LOUPE_NO_READER is set (to anything but 0/false).
+    let no_reader =
+        std::env::var("LOUPE_NO_READER").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
+    if !no_reader {
+        config.reader = Some(loupe_engine::signals::reader::Reader::shipped());
+    }
     let embedder: Result<Arc<dyn Embedder>, _> = match std::env::var("LOUPE_EMBEDDER").as_deref() {
         Ok("none") => return config,
         Ok("bundled") => loupe_engine::signals::embed::bundled(),

@@ -598,6 +598,29 @@ pub fn leading_files(candidates: &[Candidate], request: &AssembleRequest) -> Lea
     }
 }
 
+/// The files of `candidates` in the order ranking puts them for
+/// `request`, each with the index of its best chunk in `candidates`: what
+/// the engine's re-ranker reads from the top of. Pinned files are left out
+/// (the user placed them, the ranking did not), and so are files a path
+/// weight hides.
+pub fn ranked_files(candidates: &[Candidate], request: &AssembleRequest) -> Vec<(String, usize)> {
+    let asked = question_stage(request, &mut Vec::new());
+    let ranked = rank_stage(
+        candidates,
+        &request.knobs,
+        asked.classification.intent,
+        &mut Vec::new(),
+    );
+    let mut seen = HashSet::new();
+    ranked
+        .visible
+        .iter()
+        .filter(|&&i| !candidates[i].signals.pinned)
+        .filter(|&&i| seen.insert(candidates[i].chunk.path.as_str()))
+        .map(|&i| (candidates[i].chunk.path.clone(), i))
+        .collect()
+}
+
 /// Each selected item made ready to render: guarded, in its section, its
 /// file's imports shown once, its parent's header glued once, and the
 /// level of detail its score wants.

@@ -36,6 +36,19 @@ pub const DEFAULT_ANSWER_RESERVE: u32 = 4_096;
 pub const DEFAULT_RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
 /// Default recency boost of a file edited just now (SourcePrep: "slight boost").
 pub const DEFAULT_RECENCY_WEIGHT: f32 = 0.05;
+/// Default number of files the re-ranker reads per question, best first
+/// (0: off). Off: on the dev sets the shipped model's blend raises mean
+/// acc@5 by 0.6 points, not significantly (p = 0.20), and two sets lose
+/// more than a point (EVAL.md, "The re-ranker (off by default)"). The
+/// number its blend was fitted with on the validation repositories, 20, is
+/// [`SUGGESTED_READ_FILES`].
+pub const DEFAULT_READ_FILES: usize = 0;
+/// The files read that the shipped model's blend was fitted with: what
+/// the app's control and `read_files = N` are measured at.
+pub const SUGGESTED_READ_FILES: usize = 20;
+/// Default word pieces the re-ranker reads per file, the question's
+/// included: the window its model was trained with.
+pub const DEFAULT_READ_WINDOW: usize = 128;
 /// Default level of detail by score relative to the best automatic item:
 /// (at least this share of the top score, level). Below the last: LOD 5.
 pub const LOD_BANDS: [(f32, u8); 5] = [(0.8, 0), (0.6, 1), (0.45, 2), (0.3, 3), (0.15, 4)];
@@ -73,6 +86,11 @@ pub struct Knobs {
     pub recency_half_life_days: f32,
     /// Recency boost of a file modified now.
     pub recency_weight: f32,
+    /// Files the re-ranker reads with the question, best first by the
+    /// ranking without it (0: the re-ranker is off).
+    pub read_files: usize,
+    /// Word pieces the re-ranker reads per file, the question's included.
+    pub read_window: usize,
     /// Base weight per role.
     pub role_weights: RoleWeights,
     /// The model that turns signals into relevance: the hand-set formula
@@ -124,6 +142,8 @@ impl Default for Knobs {
             sibling_share: rank::SIBLING_SHARE,
             recency_half_life_days: DEFAULT_RECENCY_HALF_LIFE_DAYS,
             recency_weight: DEFAULT_RECENCY_WEIGHT,
+            read_files: DEFAULT_READ_FILES,
+            read_window: DEFAULT_READ_WINDOW,
             role_weights: RoleWeights::default(),
             ranker: Ranker::default(),
             intent: None,

@@ -70,7 +70,7 @@ pub mod tokens;
 
 pub use assemble::{
     AssembleRequest, Assembly, Budget, ItemRow, Knobs, KnobsPatch, Leading, Report, Room,
-    SizeCache, assemble, assemble_with, leading_files, room, warm_up,
+    SizeCache, assemble, assemble_with, leading_files, ranked_files, room, warm_up,
 };
 pub use error::{Error, Result};
 pub use model::{

@@ -167,6 +167,11 @@ pub struct Signals {
     pub primer: bool,
     /// Whether the user pinned it (an `@` mention or a pin in the UI).
     pub pinned: bool,
+    /// Relevance the re-ranker gave the chunk's file ("read by the
+    /// model"): its blended gain, on every chunk of a file it read; `None`
+    /// when the file was not read.
+    #[serde(default)]
+    pub reader: Option<f32>,
 }
 
 impl Signals {

@@ -139,7 +139,11 @@ pub struct ScoreBreakdown {
     /// Relevance from past commits like the question that changed the file.
     #[serde(default)]
     pub history: f32,
-    /// Sum of the seven above, capped at 1.
+    /// Relevance from the re-ranker, which read the question with the
+    /// file ("read by the model"; `signals/reader.rs` in the engine).
+    #[serde(default)]
+    pub reader: f32,
+    /// Sum of the eight above, capped at 1.
     pub relevance: f32,
     /// Added for primer files.
     pub primer_boost: f32,
@@ -340,7 +344,8 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         Some(model) => model.contributions(&learned::features(candidate, &config.stats)),
         None => formula(s),
     };
-    let relevance = contributions.total().min(1.0);
+    let reader = s.reader.unwrap_or(0.0).max(0.0);
+    let relevance = (contributions.total() + reader).min(1.0);
     let learned::Contributions {
         lexical,
         vector,
@@ -383,6 +388,7 @@ pub fn score(candidate: &Candidate, rules: &PathRules, config: &RankConfig) -> S
         path_terms,
         file,
         history,
+        reader,
         relevance,
         primer_boost,
         recency_boost,
@@ -409,6 +415,7 @@ pub fn strength(s: &ScoreBreakdown) -> f32 {
         + s.path_terms
         + s.file
         + s.history
+        + s.reader
         + s.primer_boost
         + s.recency_boost)
         * s.role_weight

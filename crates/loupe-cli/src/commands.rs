@@ -57,6 +57,7 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
                 data_dir: cli.data_dir.clone(),
                 max_file_bytes: cli.max_file_bytes,
                 embedder: embedder(&cli)?,
+                reader: crate::setup::reader(&cli),
                 cancel: cancel_on_ctrl_c(),
             };
             loupe_eval::run(&context, args).await
@@ -463,9 +464,11 @@ fn print_items(a: &loupe_assemble::Assembly) {
     if let Some(note) = r.analysis.scaffolding_note() {
         eprintln!("{note}");
     }
+    // `read`: the share of the score the re-ranker gave ("read by the
+    // model"), before the multipliers; `-` for a file it did not read.
     eprintln!(
-        "{:>3}  {:<50} {:>6} {:>3} {:>6}  status",
-        "#", "chunk", "score", "lod", "size"
+        "{:>3}  {:<50} {:>6} {:>5} {:>3} {:>6}  status",
+        "#", "chunk", "score", "read", "lod", "size"
     );
     let mut items: Vec<&loupe_assemble::ItemRow> = a.items.iter().collect();
     items.sort_by(|x, y| y.score.score.total_cmp(&x.score.score));
@@ -476,11 +479,16 @@ fn print_items(a: &loupe_assemble::Assembly) {
             .map(|l| l.to_string())
             .unwrap_or_else(|| "-".into());
         let status = item.status.describe(&r.unit);
+        let read = match item.score.reader {
+            r if r > 0.0 => format!("{r:.3}"),
+            _ => "-".into(),
+        };
         eprintln!(
-            "{:>3}  {:<50} {:>6.3} {:>3} {:>6}  {status}",
+            "{:>3}  {:<50} {:>6.3} {:>5} {:>3} {:>6}  {status}",
             i + 1,
             loc,
             item.score.score,
+            read,
             lod,
             item.size
         );

@@ -38,6 +38,15 @@ pub struct Cli {
     /// Do not read the project's commit history (`git log`) as evidence.
     #[arg(long, global = true, env = "LOUPE_NO_HISTORY", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_history: bool,
+    /// Do not re-rank: today's ranking alone, without the model that reads
+    /// the leading files with the question (the `read_files` knob = 0
+    /// does the same per question).
+    #[arg(long, global = true, env = "LOUPE_NO_READER", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_reader: bool,
+    /// The re-ranker's model file, instead of the shipped one (experiments:
+    /// `make train-reranker` writes one).
+    #[arg(long, global = true, env = "LOUPE_READER_MODEL")]
+    pub reader_model: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

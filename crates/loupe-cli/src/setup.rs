@@ -10,6 +10,7 @@ use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use loupe_engine::signals::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
+use loupe_engine::signals::reader::Reader;
 use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, Until};
 use std::path::Path;
 use std::sync::Arc;
@@ -47,6 +48,15 @@ pub(crate) fn embedder(cli: &Cli) -> Result<Option<Arc<dyn Embedder>>> {
     })
 }
 
+/// The re-ranker the flags ask for: the shipped model, another file, or none.
+pub(crate) fn reader(cli: &Cli) -> Option<Arc<Reader>> {
+    match (&cli.reader_model, cli.no_reader) {
+        (_, true) => None,
+        (Some(path), false) => Some(Arc::new(Reader::at(path.clone()))),
+        (None, false) => Some(Reader::shipped()),
+    }
+}
+
 /// `--data-dir` / `LOUPE_DATA_DIR`, else the default data root.
 fn data_root(cli: &Cli) -> std::path::PathBuf {
     cli.data_dir
@@ -68,6 +78,7 @@ pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {
         (Err(e), _) => return Err(e),
     };
     cfg.history = !cli.no_history;
+    cfg.reader = reader(cli);
     let project = Project::open(path, cfg)
         .await
         .with_context(|| format!("opening the index of {}", path.display()))?;

@@ -62,7 +62,7 @@ pub const LOG_ENV: &str = "LOUPE_LOG";
 /// or tantivy's: noise on a user's terminal.
 pub const DEFAULT_LOG_FILTER: &str = "warn,tantivy=error,sqlx=error";
 
-pub use asking::ask::{Answer, AskCache, AskRequest, SignalsUsed, Unindexed, UnknownPins};
+pub use asking::ask::{Answer, AskCache, AskRequest, Reading, SignalsUsed, Unindexed, UnknownPins};
 pub use asking::retrieve::{RetrieveLimits, RetrieveQuery, Retrieved};
 pub use asking::selection::{
     Completion, CompletionKind, IndexedSource, Selected, Selection, Target,

@@ -157,6 +157,9 @@ pub struct ProjectConfig {
     /// After an index run, fold a write-ahead log larger than this into
     /// the catalog file (default [`crate::stores::catalog::FOLD_WAL_BYTES`]).
     pub fold_wal_bytes: u64,
+    /// The re-ranker that reads the leading files with the question
+    /// (`Reader::shipped()` in the doors); `None`: today's ranking alone.
+    pub reader: Option<Arc<crate::signals::reader::Reader>>,
 }
 
 impl std::fmt::Debug for ProjectConfig {
@@ -181,6 +184,7 @@ impl ProjectConfig {
             embedder: None,
             history: true,
             fold_wal_bytes: crate::stores::catalog::FOLD_WAL_BYTES,
+            reader: None,
         }
     }
 }

@@ -84,6 +84,8 @@ pub const KEYS: &[&str] = &[
     "format",
     "recency_weight",
     "recency_half_life_days",
+    "read_files",
+    "read_window",
     "min_score",
     "answer_reserve",
     "toggles",
@@ -346,6 +348,8 @@ impl Layer<'_> {
             "recency_half_life_days" => {
                 self.patch.recency_half_life_days = self.number(key, line, value)
             }
+            "read_files" => self.patch.read_files = self.value(key, line, value),
+            "read_window" => self.patch.read_window = self.value(key, line, value),
             "min_score" => self.patch.min_score = self.number(key, line, value),
             "answer_reserve" => self.patch.answer_reserve = self.value(key, line, value),
             "toggles" => self.patch.toggles = self.value(key, line, value),

@@ -213,6 +213,8 @@ pub struct EvalContext {
     pub max_file_bytes: u64,
     /// The embedder the global flags chose (`None`: no vectors).
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// The re-ranker the global flags chose (`None`: `--no-reader`).
+    pub reader: Option<Arc<loupe_engine::signals::reader::Reader>>,
     /// Cancelled by Ctrl+C: the run stops after the current example.
     pub cancel: CancelToken,
 }
@@ -404,6 +406,7 @@ async fn run_examples(
             let mut cfg = ProjectConfig::new(&data_root);
             cfg.walk.max_file_bytes = cli.max_file_bytes;
             cfg.embedder = embedder.clone();
+            cfg.reader = cli.reader.clone();
             let prepared = prepare(e, &wt, &mut project, cfg, args.scan, &cancel, &bar).await;
             // One retrieval per example, shared by every budget and variant.
             let mut cache = AskCache::default();

@@ -29,4 +29,9 @@ fn the_package_ships_the_code_model_where_the_binaries_look_for_it() {
         files["/usr/share/loupe/code-vectors.bin"],
         "crates/loupe-engine/assets/code-vectors.bin"
     );
+    // The re-ranker's model, found the same way (`signals::shipped_files`).
+    assert_eq!(
+        files["/usr/share/loupe/reader.safetensors"],
+        "crates/loupe-engine/assets/reader.safetensors"
+    );
 }

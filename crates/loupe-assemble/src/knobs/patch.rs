@@ -56,6 +56,10 @@ pub mod limits {
         min: 0.0,
         max: 3650.0,
     };
+    /// Files the re-ranker reads per question (0: off).
+    pub const MAX_READ_FILES: usize = 50;
+    /// Word pieces the re-ranker reads per file.
+    pub const READ_WINDOW: std::ops::RangeInclusive<usize> = 32..=512;
     /// Automatic items scoring below this are dropped (scores are in 0..=1).
     pub const MIN_SCORE: Limit = Limit { min: 0.0, max: 1.0 };
     /// MMR λ: 0 is all diversity, 1 all relevance.
@@ -126,6 +130,12 @@ pub struct KnobsPatch {
     /// Recency boost of a file edited now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recency_weight: Option<f32>,
+    /// Files the re-ranker reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_files: Option<usize>,
+    /// Word pieces the re-ranker reads per file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_window: Option<usize>,
     /// The classified intent, overridden.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent: Option<Intent>,
@@ -282,6 +292,10 @@ impl Knobs {
         self.sibling_share = SIBLING_SHARE.clamp(self.sibling_share);
         self.recency_weight = RECENCY_WEIGHT.clamp(self.recency_weight);
         self.recency_half_life_days = RECENCY_HALF_LIFE_DAYS.clamp(self.recency_half_life_days);
+        self.read_files = self.read_files.min(MAX_READ_FILES);
+        self.read_window = self
+            .read_window
+            .clamp(*READ_WINDOW.start(), *READ_WINDOW.end());
         self.k = self.k.map(|k| k.clamp(1, MAX_K));
         self.min_score = self.min_score.map(|m| MIN_SCORE.clamp(m));
         self.diversity = self.diversity.map(|d| DIVERSITY.clamp(d));
@@ -353,6 +367,28 @@ impl KnobsPatch {
         {
             self.k = None;
             whole("k", format!("{k}: must be between 1 and {MAX_K}"));
+        }
+        if let Some(n) = self.read_files
+            && n > MAX_READ_FILES
+        {
+            self.read_files = None;
+            whole(
+                "read_files",
+                format!("{n}: must be between 0 (off) and {MAX_READ_FILES}"),
+            );
+        }
+        if let Some(n) = self.read_window
+            && !READ_WINDOW.contains(&n)
+        {
+            self.read_window = None;
+            whole(
+                "read_window",
+                format!(
+                    "{n}: must be between {} and {}",
+                    READ_WINDOW.start(),
+                    READ_WINDOW.end()
+                ),
+            );
         }
         if let Some(texts) = &mut self.instructions {
             let before = texts.len();
@@ -432,6 +468,8 @@ impl KnobsPatch {
             &self.recency_half_life_days,
         );
         set(&mut knobs.recency_weight, &self.recency_weight);
+        set(&mut knobs.read_files, &self.read_files);
+        set(&mut knobs.read_window, &self.read_window);
         if self.intent.is_some() {
             knobs.intent = self.intent;
         }
@@ -523,6 +561,8 @@ impl KnobsPatch {
                 &target.recency_half_life_days,
             ),
             recency_weight: diff(&base.recency_weight, &target.recency_weight),
+            read_files: diff(&base.read_files, &target.read_files),
+            read_window: diff(&base.read_window, &target.read_window),
             intent: diff(&base.intent, &target.intent).flatten(),
             k: diff(&base.k, &target.k).flatten(),
             min_score: diff(&base.min_score, &target.min_score).flatten(),

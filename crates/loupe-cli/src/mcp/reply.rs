@@ -114,8 +114,9 @@ pub struct SearchRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Every factor of the score: relevance from lexical (BM25), vector,
-    /// symbol, graph, path, whole-file and commit-history evidence; boosts;
-    /// role, intent and path weights; the cap.
+    /// symbol, graph, path, whole-file and commit-history evidence, and
+    /// `reader` (the re-ranker, which read the question with the file);
+    /// boosts; role, intent and path weights; the cap.
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub breakdown: serde_json::Value,
 }

@@ -21,6 +21,7 @@
 //! | `lod` | `Knobs.lod = false`: every item wants full detail |
 //! | `k` | no cap on the number of automatic items (`Knobs.k = None`) |
 //! | `learned` | the hand-set formula instead of the learned ranking model (`Knobs.ranker`) |
+//! | `reader` | no re-ranking: today's ranking alone (`Knobs.read_files = 0`) |
 
 use loupe_assemble::Candidate;
 use loupe_assemble::Knobs;
@@ -31,7 +32,7 @@ use std::collections::BTreeSet;
 /// Every known ablation name.
 pub const NAMES: &[&str] = &[
     "bm25", "files", "history", "vector", "symbols", "paths", "graph", "primers", "recency",
-    "weights", "lod", "k", "learned",
+    "weights", "lod", "k", "learned", "reader",
 ];
 
 /// A name that is not in [`NAMES`].
@@ -101,6 +102,9 @@ impl Ablations {
         if self.has("learned") {
             knobs.ranker = loupe_assemble::rank::Ranker::Formula;
         }
+        if self.has("reader") {
+            knobs.read_files = 0;
+        }
     }
 
     /// Clears ablated signals and drops candidates left without evidence.
@@ -108,7 +112,7 @@ impl Ablations {
         if self
             .0
             .iter()
-            .all(|n| ["recency", "weights", "lod", "k", "learned"].contains(n))
+            .all(|n| ["recency", "weights", "lod", "k", "learned", "reader"].contains(n))
         {
             return;
         }
@@ -165,5 +169,9 @@ mod tests {
         let a = Ablations::parse(&["weights,k,lod"]).unwrap_or_default();
         a.apply_knobs(&mut k);
         assert_eq!((k.k, k.lod, k.intent), (None, false, Some(Intent::Default)));
+        Ablations::parse(&["reader"])
+            .unwrap_or_default()
+            .apply_knobs(&mut k);
+        assert_eq!(k.read_files, 0);
     }
 }

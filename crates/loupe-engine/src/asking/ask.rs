@@ -33,6 +33,7 @@ use crate::asking::change::{self, DiffSpec};
 use crate::asking::expand::{ExpandConfig, Expansion};
 use crate::asking::selection::Target;
 use crate::asking::selection::{Selected, Selection};
+use crate::signals::reader;
 use crate::{Error, Project, Result, RetrieveQuery};
 
 /// What to do with `@` pins that name no indexed file.
@@ -61,6 +62,18 @@ pub enum Unindexed {
     /// the report: what the app and `loupe query --wait scan` do while a
     /// first index runs.
     Scan,
+}
+
+/// Whether an answer waits for the re-ranker ([`crate::signals::reader`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reading {
+    /// Read the leading files with the question (the `read_files` knob
+    /// says how many) and rank with what the model read.
+    #[default]
+    Wait,
+    /// Today's ranking alone: the app's first answer, shown while the
+    /// re-ranked one is made, and `--no-reader`.
+    Skip,
 }
 
 /// The question of a change review typed without one.
@@ -134,6 +147,8 @@ pub struct AskRequest {
     /// The secondary LLM that turns the question into search terms; `None`
     /// (the default): the local analyzer alone.
     pub expand: Option<ExpandConfig>,
+    /// Whether the answer waits for the re-ranker.
+    pub reading: Reading,
     /// Stops the answer with [`Error::Cancelled`] once cancelled (the app
     /// cancels a question the user has already replaced). A scan of an
     /// unindexed folder, which reads every file, checks it per file; an
@@ -484,6 +499,14 @@ impl Project {
             candidates.extend(more);
             selected = self.apply_selection(&candidates, &selection).await?;
         }
+        let mut review_warnings = review_warnings;
+        if !scanning
+            && let Some(why) = self
+                .read_leading(request, &mut selected.candidates, &assemble_request)
+                .await
+        {
+            review_warnings.push(why);
+        }
         // Assembly is CPU-bound (token counting): it runs on the engine's
         // assembly thread. The size memo travels there and back.
         let mut sizes = std::mem::take(&mut cache.sizes);
@@ -495,6 +518,63 @@ impl Project {
         .await?;
         cache.sizes = sizes;
         Ok((assembly, selected, review_warnings, change))
+    }
+
+    /// The re-ranker's step: the `read_files` files that lead the ranking
+    /// without it are read with the question (on a blocking thread; pairs
+    /// read before come from the reader's cache), and each file's best
+    /// chunk gains the blended relevance of its logit: the file moves in
+    /// the ranking, its weaker chunks stay where their own evidence puts
+    /// them (raised to every chunk, they took budget from other files'
+    /// evidence: all gold packed at 27k fell 3–4 points). Gives the warning
+    /// to show when the model could not read (no file, a damaged one):
+    /// the answer then keeps today's ranking.
+    async fn read_leading(
+        &self,
+        request: &AskRequest,
+        candidates: &mut [Candidate],
+        assemble: &AssembleRequest,
+    ) -> Option<String> {
+        let reader = self.cfg.reader.clone()?;
+        let knobs = &assemble.knobs;
+        if request.reading == Reading::Skip || knobs.read_files == 0 {
+            return None;
+        }
+        let mut files = loupe_assemble::ranked_files(candidates, assemble);
+        files.truncate(knobs.read_files);
+        let (files, best): (Vec<String>, Vec<usize>) = files.into_iter().unzip();
+        if files.is_empty() {
+            return None;
+        }
+        let mut chunks: HashMap<&str, Vec<&Candidate>> = HashMap::new();
+        for c in candidates.iter() {
+            chunks.entry(c.chunk.path.as_str()).or_default().push(c);
+        }
+        let texts: Vec<String> = files
+            .iter()
+            .map(|f| {
+                let of_file = chunks.get(f.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+                reader::candidate_text(f, of_file.iter().copied())
+            })
+            .collect();
+        let question = assemble.question.clone();
+        let window = knobs.read_window;
+        let read = tokio::task::spawn_blocking(move || {
+            let blend = reader.model().map_err(Error::Embed)?.blend();
+            Ok::<_, Error>(blend.gains(&reader.score(&question, &texts, window)?))
+        })
+        .await;
+        let gains = match read {
+            Ok(Ok(gains)) => gains,
+            Ok(Err(e)) => return Some(format!("not re-ranked (today's ranking): {e}")),
+            Err(e) => return Some(format!("not re-ranked (today's ranking): {e}")),
+        };
+        for (i, g) in best.into_iter().zip(gains) {
+            if let Some(c) = candidates.get_mut(i) {
+                c.signals.reader = Some(g);
+            }
+        }
+        None
     }
 
     /// What the answer must say about itself in the report's warnings:
@@ -1006,5 +1086,119 @@ mod tests {
             .await
             .expect("complete");
         assert_eq!(added(&more, "ledger.rs"), Vec::<String>::new());
+    }
+
+    /// The re-ranker in the door: it reads the leading files (the knob
+    /// says how many), their chunks carry what it gave, the report shows
+    /// it as its own share; `Reading::Skip` and `read_files = 0` leave
+    /// today's ranking; a model that cannot be read is one warning, never
+    /// an error or an empty prompt.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_reader_reranks_the_leading_files_and_a_missing_model_is_a_warning() {
+        use crate::signals::reader::{Reader, tests};
+        let folder = tempfile::tempdir().expect("tempdir");
+        let data = tempfile::tempdir().expect("tempdir");
+        for (name, body) in [
+            (
+                "parse.rs",
+                "pub fn parse_header(raw: &str) -> Option<u32> { raw.trim().parse().ok() }\n",
+            ),
+            (
+                "header.rs",
+                "/// The parsed header of a request.\npub struct Header { pub size: u32 }\n",
+            ),
+            (
+                "other.rs",
+                "pub fn unrelated_total(v: &[u32]) -> u32 { v.iter().sum() }\n",
+            ),
+        ] {
+            std::fs::write(folder.path().join(name), body).expect("write");
+        }
+        let model = data.path().join("reader.safetensors");
+        std::fs::write(&model, tests::tiny_model(tests::BLEND)).expect("model");
+        let mut cfg = ProjectConfig::new(data.path().join("idx"));
+        cfg.reader = Some(Arc::new(Reader::at(model.clone())));
+        let project = Project::open(folder.path(), cfg).await.expect("open");
+        project
+            .index(&no_progress, &CancelToken::new())
+            .await
+            .expect("index");
+        let knobs = Knobs {
+            read_files: 2,
+            ..Knobs::default()
+        };
+        let request = AskRequest::new("why does parse_header reject a header size?", knobs);
+        let mut cache = AskCache::default();
+        let answer = project.ask(&request, &mut cache).await.expect("ask");
+        let read: HashSet<&str> = answer
+            .selected
+            .candidates
+            .iter()
+            .filter(|c| c.signals.reader.is_some())
+            .map(|c| c.chunk.path.as_str())
+            .collect();
+        assert_eq!(read.len(), 2, "{read:?}");
+        // One chunk per file read: its best, which carries the file's rank.
+        let gained = answer
+            .selected
+            .candidates
+            .iter()
+            .filter(|c| c.signals.reader.is_some());
+        assert_eq!(gained.count(), 2);
+        assert!(
+            answer
+                .assembly
+                .items
+                .iter()
+                .any(|i| i.score.reader == tests::BLEND.weight)
+        );
+        assert!(
+            answer
+                .assembly
+                .report
+                .warnings
+                .iter()
+                .all(|w| !w.contains("re-ranked"))
+        );
+
+        let skip = AskRequest {
+            reading: Reading::Skip,
+            ..request.clone()
+        };
+        let answer = project.ask(&skip, &mut cache).await.expect("ask");
+        assert!(
+            answer
+                .selected
+                .candidates
+                .iter()
+                .all(|c| c.signals.reader.is_none())
+        );
+        let mut off = request.clone();
+        off.knobs.read_files = 0;
+        let answer = project.ask(&off, &mut cache).await.expect("ask");
+        assert!(answer.assembly.items.iter().all(|i| i.score.reader == 0.0));
+
+        // The model file gone before its first load: today's ranking, said once.
+        drop(project);
+        let mut cfg = ProjectConfig::new(data.path().join("idx"));
+        cfg.reader = Some(Arc::new(Reader::at(
+            data.path().join("missing.safetensors"),
+        )));
+        let project = Project::open(folder.path(), cfg).await.expect("open");
+        let answer = project
+            .ask(&request, &mut AskCache::default())
+            .await
+            .expect("an answer without the model");
+        let warned: Vec<&String> = answer
+            .assembly
+            .report
+            .warnings
+            .iter()
+            .filter(|w| w.contains("not re-ranked"))
+            .collect();
+        assert_eq!(warned.len(), 1, "{:?}", answer.assembly.report.warnings);
+        assert!(warned[0].contains("missing.safetensors"), "{warned:?}");
+        assert!(!answer.assembly.prompt.is_empty());
+        let _ = model;
     }
 }

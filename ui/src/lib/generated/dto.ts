@@ -235,6 +235,11 @@ format: FormatDto,
  */
 recency_weight: number, 
 /**
+ * Files the re-ranker reads with the question (0: off). Preferences
+ * saved before the knob existed take the default.
+ */
+read_files: number, 
+/**
  * Days after which the recency boost halves (≤ 0: off).
  */
 recency_half_life_days: number, 
@@ -306,6 +311,10 @@ file: number,
  * Relevance from past commits like the question that changed the file.
  */
 history: number, 
+/**
+ * Relevance from the re-ranker, which read the question with the file.
+ */
+reader: number, 
 /**
  * Primer boost.
  */
@@ -1087,4 +1096,5 @@ export const KNOB_LIMITS = {
   safety_margin: { min: 0, max: 0.9 },
   min_budget: 100,
   max_k: 10000,
+  max_read_files: 50,
 } as const;

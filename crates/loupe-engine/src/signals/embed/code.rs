@@ -219,29 +219,6 @@ const SHIPPED_FILE_NAME: &str = "code-vectors.bin";
 /// index far above; not tuned between: either way costs milliseconds).
 const HOLD_MIN_TEXTS: usize = 256;
 
-/// Where [`CodeModel::shipped`] looks for the model's file, in order:
-/// beside an installed binary (`/usr/bin/loupe` → `/usr/share/loupe/`,
-/// where the `.deb` puts it), then in the source tree the binary was built
-/// from (a development build, the tests).
-fn shipped_file_candidates() -> Vec<PathBuf> {
-    let exe = std::env::current_exe().ok();
-    file_candidates(exe.as_deref().and_then(Path::parent))
-}
-
-/// [`shipped_file_candidates`] for a binary in `bin` (`None`: unknown).
-fn file_candidates(bin: Option<&Path>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(bin) = bin {
-        out.push(bin.join("../share/loupe").join(SHIPPED_FILE_NAME));
-    }
-    out.push(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets")
-            .join(SHIPPED_FILE_NAME),
-    );
-    out
-}
-
 /// A model file's parts before its coordinates.
 struct Head {
     dim: usize,
@@ -275,7 +252,7 @@ impl CodeModel {
     /// package or source tree has no model; the doors then run without
     /// code vectors and say so).
     pub fn shipped() -> Result<Self> {
-        Self::first_shipped_file(&shipped_file_candidates())
+        Self::first_shipped_file(&crate::signals::shipped_files(SHIPPED_FILE_NAME))
     }
 
     /// The first of `paths` that holds the shipped model, or an error that
@@ -573,7 +550,8 @@ mod tests {
 
     /// The shipped model's bytes, read from the source tree.
     fn shipped_bytes() -> Vec<u8> {
-        std::fs::read(file_candidates(None)[0].as_path()).unwrap()
+        std::fs::read(crate::signals::file_candidates(None, SHIPPED_FILE_NAME)[0].as_path())
+            .unwrap()
     }
 
     #[test]
@@ -734,7 +712,7 @@ mod tests {
     /// /usr/share/loupe (the app's test `package` checks that side).
     #[test]
     fn the_model_file_is_looked_for_beside_an_installed_binary() {
-        let found = file_candidates(Some(Path::new("/usr/bin")));
+        let found = crate::signals::file_candidates(Some(Path::new("/usr/bin")), SHIPPED_FILE_NAME);
         // `..` resolved by hand: /usr/bin is no symlink on a Debian system.
         let mut resolved = PathBuf::new();
         for part in found[0].components() {
@@ -747,7 +725,10 @@ mod tests {
         }
         assert_eq!(resolved, Path::new("/usr/share/loupe/code-vectors.bin"));
         assert!(found[1].ends_with("assets/code-vectors.bin") && found[1].is_file());
-        assert_eq!(file_candidates(None).len(), 1);
+        assert_eq!(
+            crate::signals::file_candidates(None, SHIPPED_FILE_NAME).len(),
+            1
+        );
     }
 
     #[test]
@@ -798,7 +779,7 @@ mod tests {
             .to_string();
         assert!(err.contains("missing.bin: missing"), "{err}");
         assert!(err.contains("short.bin is not the model"), "{err}");
-        let good = file_candidates(None).remove(0);
+        let good = crate::signals::file_candidates(None, SHIPPED_FILE_NAME).remove(0);
         let m = CodeModel::first_shipped_file(&[missing, good, short]).unwrap();
         assert!(matches!(m.rows, Rows::File(_)));
     }
