@@ -38,7 +38,7 @@ pub const DEFAULT_RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
 pub const DEFAULT_RECENCY_WEIGHT: f32 = 0.05;
 /// Default number of files the re-ranker reads per question, best first
 /// (0: off). Off: on the dev sets the shipped model's blend raises mean
-/// acc@5 by 0.6 points, not significantly (p = 0.20), and two sets lose
+/// acc@5 by 0.5 points, not significantly (p = 0.25), and two sets lose
 /// more than a point (EVAL.md, "The re-ranker (off by default)"). The
 /// number its blend was fitted with on the validation repositories, 20, is
 /// [`SUGGESTED_READ_FILES`].

@@ -93,8 +93,11 @@ async fn run(
     let project = Project::open(&corpus, cfg).await?;
     let questions = questions(files);
     println!("{} questions", questions.len());
+    // The re-ranker is off by default: read as many files as its blend was
+    // fitted with.
     let knobs = Knobs {
         budget: Some(Budget::Tokens(27_000)),
+        read_files: loupe_assemble::knobs::SUGGESTED_READ_FILES,
         ..Knobs::default()
     };
     // Warm the index as the app's first question would, then load the model.
