@@ -121,6 +121,9 @@ async fn run(
     );
 
     let (mut first, mut reranked, mut knob) = (Vec::new(), Vec::new(), Vec::new());
+    // The same knob change with the re-ranker off: what the door costs
+    // without it, on the same questions.
+    let mut knob_off = Vec::new();
     for q in &questions {
         let mut cache = AskCache::default();
         let asked = Instant::now();
@@ -138,10 +141,19 @@ async fn run(
         changed.knobs.sibling_share = 0.4;
         let _ = project.ask(&changed, &mut cache).await?;
         knob.push(t.elapsed());
+        let mut off = skip.clone();
+        off.knobs.read_files = 0;
+        off.knobs.sibling_share = 0.45;
+        let _ = project.ask(&off, &mut cache).await?;
+        let t = Instant::now();
+        off.knobs.sibling_share = 0.4;
+        let _ = project.ask(&off, &mut cache).await?;
+        knob_off.push(t.elapsed());
     }
     report("first answer (today's ranking)", &mut first);
     report("re-ranked answer, from the question", &mut reranked);
     report("knob change after it", &mut knob);
+    report("knob change, re-ranker off", &mut knob_off);
     println!(
         "resident memory after: {:.0} MiB (+{:.0} MiB over the index before the model)",
         rss_mib(),
