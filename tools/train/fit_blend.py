@@ -24,16 +24,12 @@ import sys
 from safetensors.numpy import load_file, save_file
 from safetensors import safe_open
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rerank_data import file_metrics as metrics, load_jsonl  # noqa: E402
+
 WEIGHTS = [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0]
 TEMPERATURES = [0.5, 1.0, 2.0, 4.0]
 FILES = [10, 20, 30]
-
-
-def load_jsonl(path):
-    with open(path, encoding='utf-8') as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
 
 
 def file_order(rows, gains):
@@ -49,19 +45,6 @@ def file_order(rows, gains):
         if r['path'] not in best or key > best[r['path']]:
             best[r['path']] = key
     return sorted(best, key=lambda p: (-best[p][0], -best[p][1], p))
-
-
-def metrics(orders, golds):
-    acc1 = acc5 = mrr = 0.0
-    for order, gold in zip(orders, golds):
-        ranks = [i for i, p in enumerate(order, 1) if p in gold]
-        best = min(ranks) if ranks else None
-        acc1 += best == 1
-        acc5 += best is not None and best <= 5
-        mrr += 1.0 / best if best else 0.0
-    n = max(len(orders), 1)
-    return {'acc@1': round(100 * acc1 / n, 2), 'acc@5': round(100 * acc5 / n, 2),
-            'mrr': round(100 * mrr / n, 2)}
 
 
 def main():

@@ -55,6 +55,21 @@ def load_jsonl(path):
                 yield json.loads(line)
 
 
+def file_metrics(orders, golds):
+    """acc@1, acc@5 and MRR of the first gold file in each ranked list of
+    paths (the re-ranker's training and blend reports; EVAL.md's acc@5
+    asks for every gold file instead)."""
+    acc1 = acc5 = mrr = 0.0
+    for order, gold in zip(orders, golds):
+        best = next((r for r, p in enumerate(order, 1) if p in gold), None)
+        acc1 += best == 1
+        acc5 += best is not None and best <= 5
+        mrr += 1.0 / best if best else 0.0
+    n = max(len(orders), 1)
+    return {'acc@1': round(100 * acc1 / n, 2), 'acc@5': round(100 * acc5 / n, 2),
+            'mrr': round(100 * mrr / n, 2)}
+
+
 def build_repo(job):
     repo, examples, mirrors, top = job
     git_dir = os.path.join(mirrors, repo.replace('/', '+'), 'repo')

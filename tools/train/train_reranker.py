@@ -42,6 +42,9 @@ from safetensors import safe_open
 from tokenizers import Tokenizer
 from transformers import BertConfig, BertModel
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rerank_data import file_metrics  # noqa: E402
+
 CLS, SEP, PAD = '[CLS]', '[SEP]', '[PAD]'
 
 
@@ -142,16 +145,14 @@ def groups(questions, negatives, hard, rng):
 
 
 def metrics(questions, scores):
-    acc1 = acc5 = mrr = 0.0
+    """`file_metrics` of each question's files ordered by `scores` (ties:
+    Loupe's order)."""
+    orders, golds = [], []
     for q, s in zip(questions, scores):
         order = sorted(range(len(q['files'])), key=lambda i: (-s[i], q['files'][i]['loupe_rank']))
-        ranks = [r for r, i in enumerate(order, 1) if q['files'][i]['gold']]
-        best = min(ranks) if ranks else None
-        acc1 += best == 1
-        acc5 += best is not None and best <= 5
-        mrr += 1.0 / best if best else 0.0
-    n = max(len(questions), 1)
-    return {'acc@1': 100 * acc1 / n, 'acc@5': 100 * acc5 / n, 'mrr': 100 * mrr / n, 'questions': len(questions)}
+        orders.append([q['files'][i]['path'] for i in order])
+        golds.append({f['path'] for f in q['files'] if f['gold']})
+    return dict(file_metrics(orders, golds), questions=len(questions))
 
 
 @torch.no_grad()

@@ -563,11 +563,12 @@ impl Project {
             let blend = reader.model().map_err(Error::Embed)?.blend();
             Ok::<_, Error>(blend.gains(&reader.score(&question, &texts, window)?))
         })
-        .await;
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()));
         let gains = match read {
-            Ok(Ok(gains)) => gains,
-            Ok(Err(e)) => return Some(format!("not re-ranked (today's ranking): {e}")),
-            Err(e) => return Some(format!("not re-ranked (today's ranking): {e}")),
+            Ok(gains) => gains,
+            Err(why) => return Some(format!("not re-ranked (today's ranking): {why}")),
         };
         for (i, g) in best.into_iter().zip(gains) {
             if let Some(c) = candidates.get_mut(i) {
