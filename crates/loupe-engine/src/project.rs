@@ -1,8 +1,11 @@
-//! `Project`: one indexed folder — opening (with recovery), catching up
-//! with other processes, the in-memory tables. Split by job: the write path
-//! (index runs) is `project/write.rs`; the read side (the [`Snapshot`] a
-//! question reads, status, coverage) is `project/read.rs`; retrieval, one
-//! module per signal, is `asking/retrieve/`.
+//! `Project`: one indexed folder, the facade that owns the handles —
+//! opening (with recovery), catching up with other processes, the
+//! in-memory tables, and the read doors (the [`Snapshot`] a question
+//! reads, status, coverage; the snapshot's type is `project/read.rs`).
+//! `impl Project` lives in three files: here, the write path
+//! (`project/write.rs`), and the asking doors (`asking/ask.rs`: the one
+//! door from a question to a prompt, and the look-ups, retrieval and token
+//! map it hands to their own types).
 //!
 //! *Architecture invariant:* one write path. [`Project::index`] is the only
 //! writer; it holds an in-process mutex and a cross-process lock file, commits
@@ -19,7 +22,7 @@ mod read;
 mod write;
 
 pub use memo::FileTokens;
-pub(crate) use memo::PrimerMemo;
+pub(crate) use memo::{PrimerMemo, TokensMemo};
 use read::CoverageMemo;
 pub(crate) use read::Snapshot;
 pub(crate) use write::{ReadOutcome, read_and_chunk};
@@ -322,10 +325,8 @@ pub struct Project {
     /// when to count again.
     vectors_epoch: AtomicU64,
     coverage: std::sync::Mutex<CoverageMemo>,
-    /// Each file's tokens and chunks for the token map, with the index
-    /// generation they were read at (the map is redrawn on every knob
-    /// change; the files change only with the index).
-    pub(crate) file_tokens: std::sync::Mutex<Option<(u64, FileTokens)>>,
+    /// Each file's tokens for the token map (see [`TokensMemo`]).
+    pub(crate) file_tokens: TokensMemo,
 }
 
 /// [`Project::refresh_history`] on the shared state, so `open` can run it
@@ -539,7 +540,7 @@ impl Project {
             primers: std::sync::Mutex::default(),
             vectors_epoch: AtomicU64::new(0),
             coverage: std::sync::Mutex::default(),
-            file_tokens: std::sync::Mutex::default(),
+            file_tokens: TokensMemo::default(),
             history: Arc::new(RwLock::new(HistoryState {
                 source: history_from.then(|| HistorySource::Repo(root.clone())),
                 history: None,
@@ -899,6 +900,143 @@ fn group_names(rows: &[(ChunkId, String)]) -> HashMap<ChunkId, Vec<&str>> {
         out.entry(*id).or_default().push(name);
     }
     out
+}
+
+/// The read side: the snapshot a question reads, and what the shells ask
+/// about the index (`project/read.rs` has the types).
+impl Project {
+    /// Follow other processes' runs (and wait for the history read `open`
+    /// started), then take what a question reads.
+    pub(crate) async fn snapshot(&self) -> Result<Snapshot> {
+        self.history_settled().await;
+        let generation = self.catch_up().await?;
+        Ok(Snapshot {
+            generation,
+            live: Arc::clone(&lock(&self.live)),
+            paths: Arc::clone(&lock(&self.paths)),
+            history: self.held_history(),
+            vector_points: self.vector_points(),
+        })
+    }
+
+    /// Commits in the history retrieval uses (0 when the project is not in
+    /// a git repository, git is missing, or history is turned off).
+    pub fn history_commits(&self) -> usize {
+        self.held_history().map_or(0, |h| h.commits())
+    }
+
+    /// The commit the history retrieval uses was read at (`None` without
+    /// history): with the index generation, what a cache of retrieved
+    /// candidates must key on.
+    pub fn history_head(&self) -> Option<String> {
+        self.held_history().map(|h| h.head().to_owned())
+    }
+
+    fn held_history(&self) -> Option<Arc<History>> {
+        lock(&self.history).history.clone()
+    }
+
+    /// The project folder (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// What opening had to repair (a damaged catalog rebuilt, …), one
+    /// sentence each; also in [`Status::recovered`], without waiting for
+    /// the history read as [`Project::status`] does.
+    pub fn recovered(&self) -> &[String] {
+        &self.recovered
+    }
+
+    /// The project's data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The catalog (read access for callers that list files or settings).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Every indexed path, sorted, as of the last index run: what a shell
+    /// checks a named file against before it asks (pins, bans, "is this
+    /// file in the prompt?").
+    pub fn indexed_paths(&self) -> Arc<BTreeSet<String>> {
+        Arc::clone(&lock(&self.paths))
+    }
+
+    /// Points in the held vector index (0 while none is held): it moves
+    /// when vectors land, so a cached retrieval made without them is not
+    /// re-used.
+    fn vector_points(&self) -> usize {
+        lock(&self.vectors).as_ref().map_or(0, VectorIndex::points)
+    }
+
+    /// Live chunks with a vector in the held vector index, and live
+    /// chunks; `None` without an embedder.
+    pub(crate) fn vector_coverage(&self) -> Option<(u64, u64)> {
+        self.cfg.embedder.as_ref()?;
+        // The epoch is read before the index and bumped after a swap, so a
+        // count is never filed under a newer epoch than the index it saw.
+        let epoch = self.vectors_epoch.load(Ordering::SeqCst);
+        let live = Arc::clone(&lock(&self.live));
+        let mut memo = self.coverage.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.epoch == epoch && std::ptr::eq(memo.live.as_ptr(), Arc::as_ptr(&live)) {
+            return Some(memo.value);
+        }
+        // Every vector id against the live set: half a million lookups on
+        // a large project, once per index change rather than per question.
+        let with = match lock(&self.vectors).as_ref() {
+            Some(v) => v.ids().iter().filter(|id| live.contains(**id)).count() as u64,
+            None => 0,
+        };
+        let value = (with, live.len() as u64);
+        *memo = CoverageMemo {
+            live: Arc::downgrade(&live),
+            epoch,
+            value,
+        };
+        Some(value)
+    }
+
+    /// What is indexed and which signals are ready.
+    pub async fn status(&self) -> Result<Status> {
+        // The generation questions are answered from, and its counts: while
+        // a run is between its catalog commit and taking its tables in, the
+        // catalog is ahead of both.
+        let snapshot = self.snapshot().await?;
+        let generation = snapshot.generation;
+        let (files, chunks) = (snapshot.paths.len() as u64, snapshot.live.len() as u64);
+        let vector_model = lock(&self.vectors).as_ref().map(|v| v.model().to_owned());
+        let vector_chunks = self.vector_coverage().map_or(0, |(with, _)| with);
+        Ok(Status {
+            root: self.root.clone(),
+            data_dir: self.dir.clone(),
+            files,
+            chunks,
+            generation,
+            lexical_chunks: self.lexical.len(),
+            vectors_ready: vector_model.is_some() && vector_chunks == chunks,
+            vector_model,
+            vector_chunks,
+            diagnostics: self.catalog.diagnostics_count().await?,
+            recovered: self.recovered.clone(),
+            history_commits: snapshot.history_commits() as u64,
+            history_note: {
+                let s = lock(&self.history);
+                match (&s.source, &s.history) {
+                    (None, _) => Some("turned off".into()),
+                    (Some(_), Some(_)) => None,
+                    (Some(_), None) => s.note.clone(),
+                }
+            },
+        })
+    }
+
+    /// Diagnostics of the last run.
+    pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
+        self.catalog.diagnostics().await
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,11 @@
 //! index generation and commit history re-uses the cached retrieval; only
 //! the pure assembly runs again, with the question's [`SizeCache`].
 //!
+//! Beside it, the facade's other asking doors (retrieval alone for `loupe
+//! search`, symbol look-ups, pins and bans, sources, `@` completions, the
+//! token map): each hands the project's handles to the job's own type in
+//! `retrieve/`, `selection.rs` or `map.rs`.
+//!
 //! What it does not do: index (the caller decides when, and shows the
 //! progress), read the team file or saved preferences (the caller lays
 //! those into [`AskRequest::knobs`]), or know any transport.
@@ -26,13 +31,16 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use loupe_assemble::classify::{self, QueryAnalysis, QuestionType};
-use loupe_assemble::{AssembleRequest, Assembly, Candidate, Knobs, SizeCache};
+use loupe_assemble::{AssembleRequest, Assembly, Candidate, Chunk, ChunkId, Knobs, SizeCache};
 
 use crate::asking::ablate::Ablations;
 use crate::asking::change::{self, DiffSpec};
 use crate::asking::expand::{ExpandConfig, Expansion};
+use crate::asking::map::{self, MapNode, Marks};
+use crate::asking::retrieve::{self, Definitions, NameLookup, Retrieved};
 use crate::asking::selection::Target;
-use crate::asking::selection::{Selected, Selection};
+use crate::asking::selection::{Completion, IndexedSource, Lookup, Selected, Selection};
+use crate::project::Snapshot;
 use crate::signals::reader;
 use crate::{Error, Project, Result, RetrieveQuery};
 
@@ -616,6 +624,142 @@ impl Project {
         }
         assembly.report.warnings.extend(warnings);
         Ok(())
+    }
+}
+
+/// The facade's other doors: retrieval alone, symbol look-ups, pins and
+/// bans, sources, completions and the token map. Each is the project's
+/// handles handed to the job's own type (`retrieve`, `selection`, `map`).
+impl Project {
+    /// Gather candidates for `query`, best first by
+    /// [`interim_score`](crate::asking::retrieve::interim_score). A
+    /// question the embedder fails on is answered without vectors (logged);
+    /// [`Project::retrieve_noting`] says so to the caller.
+    pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
+        Ok(self.retrieve_noting(query).await?.candidates)
+    }
+
+    /// [`Project::retrieve`], also saying whether the vectors failed.
+    pub async fn retrieve_noting(&self, query: &RetrieveQuery) -> Result<Retrieved> {
+        let snapshot = self.snapshot().await?;
+        self.retrieve_from(&snapshot, query).await
+    }
+
+    /// [`Project::retrieve_noting`] over a snapshot the caller took (and
+    /// keys its cache on).
+    ///
+    /// The catalog is read as it is now, not at the snapshot: a run that
+    /// committed since (another process's, or this one's between its
+    /// catalog and lexical commits) has deleted the old chunks of the files
+    /// it rewrote, which an older lexical reader still finds. Those files
+    /// would drop out of the answer, so a retrieval that finds chunks the
+    /// catalog no longer holds is asked again from a fresh snapshot, once
+    /// the lexical commit has landed (this process's: the `committing`
+    /// window closed; another's: [`Project::snapshot`] catches up with
+    /// it); after [`retrieve::STALE_RETRIES`] it answers with what it found.
+    pub(crate) async fn retrieve_from(
+        &self,
+        snapshot: &Snapshot,
+        query: &RetrieveQuery,
+    ) -> Result<Retrieved> {
+        let mut fresh;
+        let mut snapshot = snapshot;
+        for retry in 1..=retrieve::STALE_RETRIES {
+            let (retrieved, vanished) = retrieve::Retrieval::new(self, snapshot, query)
+                .run()
+                .await?;
+            if vanished == 0 {
+                return Ok(retrieved);
+            }
+            tracing::debug!(
+                vanished,
+                generation = snapshot.generation,
+                retry,
+                "chunks rewritten under a question; asking again"
+            );
+            // An error is a timeout: the pause and the fresh snapshot
+            // below still bound the wait.
+            let _ =
+                tokio::time::timeout(crate::project::CATCH_UP_WAIT, self.committing.read()).await;
+            tokio::time::sleep(retrieve::STALE_PAUSE * retry).await;
+            fresh = self.snapshot().await?;
+            snapshot = &fresh;
+        }
+        Ok(retrieve::Retrieval::new(self, snapshot, query)
+            .run()
+            .await?
+            .0)
+    }
+
+    /// What the index knows of `name` as a symbol (an agent's target).
+    pub async fn look_up(&self, name: &str) -> Result<NameLookup> {
+        self.catch_up().await?;
+        NameLookup::find(&self.catalog, &self.lexical, name).await
+    }
+
+    /// The chunks defining each of `names` (any case), at most `limit` per
+    /// name, lowest ids first.
+    pub async fn definitions(&self, names: &[String], limit: usize) -> Result<Definitions> {
+        Definitions::of(&self.catalog, names, limit).await
+    }
+
+    /// The look-ups by path, id or name, over the index as it is now.
+    fn lookup(&self) -> Lookup<'_> {
+        Lookup {
+            root: &self.root,
+            catalog: &self.catalog,
+            indexed: self.indexed_paths(),
+            max_file_bytes: self.cfg.walk.max_file_bytes,
+        }
+    }
+
+    /// Apply `selection` to retrieved `candidates`: drop banned ones, mark
+    /// pinned ones, and add pinned chunks retrieval did not return (looked
+    /// up in the catalog by path, not re-retrieved).
+    pub async fn apply_selection(
+        &self,
+        candidates: &[Candidate],
+        selection: &Selection,
+    ) -> Result<Selected> {
+        self.lookup().select(candidates, selection).await
+    }
+
+    /// The chunk with catalog id `id`, if it still exists.
+    pub async fn chunk(&self, id: ChunkId) -> Result<Option<Chunk>> {
+        self.lookup().chunk(id).await
+    }
+
+    /// The text of the indexed file `path` as it is on disk now, and whether
+    /// it changed since indexing. Only indexed paths can be read, so this
+    /// never reaches outside the project or into ignored files.
+    pub async fn indexed_source(&self, path: &str) -> Result<IndexedSource> {
+        self.lookup().source(path).await
+    }
+
+    /// Which of `paths` changed on disk (or vanished) since they were
+    /// indexed. Size and mtime decide, like the incremental index; a file
+    /// that cannot be read counts as changed.
+    pub async fn stale_paths(&self, paths: &[String]) -> Result<Vec<String>> {
+        self.lookup().stale(paths).await
+    }
+
+    /// Up to `limit` indexed files and symbol names matching what follows an
+    /// `@` (case-insensitive): prefix matches first (of the path, its file
+    /// name or the symbol), then matches at a segment or word start, then
+    /// anywhere; within a class files before symbols, shorter first.
+    pub async fn complete(&self, typed: &str, limit: usize) -> Result<Vec<Completion>> {
+        self.lookup().complete(typed, limit).await
+    }
+
+    /// The token map of everything indexed, marked by `marks` when given.
+    pub async fn token_map(&self, marks: Option<Marks<'_>>) -> Result<MapNode> {
+        self.catch_up().await?;
+        let generation = self.catalog.generation().await?;
+        let files = self
+            .file_tokens
+            .files(generation, self.catalog.file_tokens())
+            .await?;
+        Ok(map::of_project(&self.root, &files, marks))
     }
 }
 

@@ -6,14 +6,12 @@
 //! Tokens are the index tokenizer's (o200k_base), summed over a file's
 //! chunks: what the file would cost in full, not what the prompt spent.
 
-use crate::Result;
-use crate::project::Project;
 use loupe_assemble::rank::{PathRules, PathWeight};
 use loupe_assemble::report::{DropReason, ItemStatus};
 use loupe_assemble::{Assembly, ItemRow};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::path::Path;
 
 pub use crate::project::FileTokens;
 
@@ -304,37 +302,14 @@ pub fn build(root_name: &str, files: &[(String, u64, u32)], marks: Option<Marks<
     root.into_node(root_name.to_owned(), String::new())
 }
 
-impl Project {
-    /// The token map of everything indexed, marked by `marks` when given.
-    pub async fn token_map(&self, marks: Option<Marks<'_>>) -> Result<MapNode> {
-        self.catch_up().await?;
-        let generation = self.catalog.generation().await?;
-        let cached = self
-            .file_tokens
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .filter(|(g, _)| *g == generation)
-            .map(|(_, files)| Arc::clone(files));
-        let files = match cached {
-            Some(files) => files,
-            None => {
-                let files: FileTokens = Arc::new(self.catalog.file_tokens().await?);
-                *self
-                    .file_tokens
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                    Some((generation, Arc::clone(&files)));
-                files
-            }
-        };
-        let name = self
-            .root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.root.display().to_string());
-        Ok(build(&name, &files, marks))
-    }
+/// The token map of `files`, its root named after the project folder
+/// `root`, marked by `marks` when given.
+pub(crate) fn of_project(root: &Path, files: &FileTokens, marks: Option<Marks<'_>>) -> MapNode {
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| root.display().to_string());
+    build(&name, files, marks)
 }
 
 #[cfg(test)]

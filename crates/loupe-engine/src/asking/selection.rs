@@ -1,8 +1,8 @@
 //! The user's own choices on top of retrieval: pinned and banned files and
 //! chunks ([`Selection`]), the source of an indexed file as it is on disk now
-//! ([`Project::indexed_source`]), whether files changed since they were
-//! indexed ([`Project::stale_paths`]), and `@` completions over the indexed
-//! paths and symbol names ([`Project::complete`]).
+//! ([`crate::Project::indexed_source`]), whether files changed since they were
+//! indexed ([`crate::Project::stale_paths`]), and `@` completions over the indexed
+//! paths and symbol names ([`crate::Project::complete`]).
 //!
 //! A [`Target`] names a chunk by path and symbol (or start line), not by its
 //! catalog id: ids change when a file is re-indexed, and pins must survive
@@ -12,11 +12,13 @@
 //! items 1.0 and packing keeps them), a ban only removes candidates. Never
 //! writes anything.
 
-use crate::project::Project;
+use crate::stores::catalog::Catalog;
 use crate::{Error, Result};
 use loupe_assemble::{Candidate, Chunk, ChunkId, Signals};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
 
 /// A folder, a file or one chunk of a file, as the user pinned or banned it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -207,12 +209,27 @@ fn completion_class(candidate: &str, needle: &str) -> Option<u8> {
     })
 }
 
-impl Project {
+/// What the shells look up in the index by path, id or name: pins and
+/// bans laid over candidates, one chunk, a file's source as it is on disk
+/// now, which files changed since indexing, `@` completions. Made by the
+/// facade's doors (`asking/ask.rs`) from the handles it owns; reads only.
+pub(crate) struct Lookup<'a> {
+    /// The project folder (canonical).
+    pub(crate) root: &'a Path,
+    /// The catalog, read as it is now.
+    pub(crate) catalog: &'a Catalog,
+    /// Every indexed path, sorted, as of the last index run.
+    pub(crate) indexed: Arc<BTreeSet<String>>,
+    /// Files larger than this are not read.
+    pub(crate) max_file_bytes: u64,
+}
+
+impl Lookup<'_> {
     /// Apply `selection` to retrieved `candidates`: drop banned ones, mark
     /// pinned ones, and add pinned chunks retrieval did not return (looked
     /// up in the catalog by path, not re-retrieved).
     // Long: bans, then pins by path and by symbol, then catalog lookups for pins retrieval missed, in the order the report explains them.
-    pub async fn apply_selection(
+    pub(crate) async fn select(
         &self,
         candidates: &[Candidate],
         selection: &Selection,
@@ -227,7 +244,7 @@ impl Project {
         // under a pinned folder. A banned folder is matched against the
         // candidates by path instead: banning `vendor/` must not read all
         // of vendor's chunks on every question.
-        let indexed = self.indexed_paths();
+        let indexed = &self.indexed;
         let mut paths: Vec<String> = selection
             .pinned
             .iter()
@@ -237,7 +254,7 @@ impl Project {
                     .iter()
                     .filter(|t| !matches!(t, Target::Folder { .. })),
             )
-            .flat_map(|t| t.files(&indexed))
+            .flat_map(|t| t.files(indexed))
             .cloned()
             .collect();
         paths.sort();
@@ -316,7 +333,7 @@ impl Project {
     }
 
     /// The chunk with catalog id `id`, if it still exists.
-    pub async fn chunk(&self, id: ChunkId) -> Result<Option<Chunk>> {
+    pub(crate) async fn chunk(&self, id: ChunkId) -> Result<Option<Chunk>> {
         Ok(self
             .catalog
             .chunks(&[id])
@@ -329,17 +346,12 @@ impl Project {
     /// The text of the indexed file `path` as it is on disk now, and whether
     /// it changed since indexing. Only indexed paths can be read, so this
     /// never reaches outside the project or into ignored files.
-    pub async fn indexed_source(&self, path: &str) -> Result<IndexedSource> {
-        let known = self
-            .paths
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains(path);
-        if !known {
+    pub(crate) async fn source(&self, path: &str) -> Result<IndexedSource> {
+        if !self.indexed.contains(path) {
             return Err(Error::Request(format!("{path} is not an indexed file")));
         }
         let full = self.root.join(path);
-        let max = self.cfg.walk.max_file_bytes;
+        let max = self.max_file_bytes;
         let bytes = tokio::task::block_in_place(|| -> Result<Vec<u8>> {
             let io = |source| Error::Io {
                 what: "reading an indexed file",
@@ -369,9 +381,9 @@ impl Project {
     /// Which of `paths` changed on disk (or vanished) since they were
     /// indexed. Size and mtime decide, like the incremental index; a file
     /// that cannot be read counts as changed.
-    pub async fn stale_paths(&self, paths: &[String]) -> Result<Vec<String>> {
+    pub(crate) async fn stale(&self, paths: &[String]) -> Result<Vec<String>> {
         let states = self.catalog.file_states_of(paths).await?;
-        let root = self.root.clone();
+        let root = self.root.to_path_buf();
         let paths = paths.to_vec();
         Ok(tokio::task::block_in_place(|| {
             paths
@@ -398,21 +410,15 @@ impl Project {
     /// `@` (case-insensitive): prefix matches first (of the path, its file
     /// name or the symbol), then matches at a segment or word start, then
     /// anywhere; within a class files before symbols, shorter first.
-    pub async fn complete(&self, typed: &str, limit: usize) -> Result<Vec<Completion>> {
+    pub(crate) async fn complete(&self, typed: &str, limit: usize) -> Result<Vec<Completion>> {
         let needle = typed.trim().trim_start_matches('@').to_lowercase();
         if needle.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
         let mut found: Vec<(u8, CompletionKind, usize, String)> = Vec::new();
-        {
-            let paths = self
-                .paths
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            for p in paths.iter() {
-                if let Some(class) = completion_class(p, &needle) {
-                    found.push((class, CompletionKind::File, p.len(), p.clone()));
-                }
+        for p in self.indexed.iter() {
+            if let Some(class) = completion_class(p, &needle) {
+                found.push((class, CompletionKind::File, p.len(), p.clone()));
             }
         }
         // The catalog orders by match position, so a limited page still

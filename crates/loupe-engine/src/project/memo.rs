@@ -44,3 +44,36 @@ impl PrimerMemo {
         files
     }
 }
+
+/// Each file's tokens and chunks for the token map, with the index
+/// generation they were read at: the map is redrawn on every knob change,
+/// the files change only with the index.
+#[derive(Debug, Default)]
+pub(crate) struct TokensMemo(std::sync::Mutex<Option<(u64, FileTokens)>>);
+
+impl TokensMemo {
+    /// The files at `generation`: the last call's when it read the same
+    /// generation, else what `read` gives (kept for the next call).
+    pub(crate) async fn files<F>(&self, generation: u64, read: F) -> crate::Result<FileTokens>
+    where
+        F: std::future::Future<Output = crate::Result<Vec<(String, u64, u32)>>>,
+    {
+        let cached = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .filter(|(g, _)| *g == generation)
+            .map(|(_, files)| Arc::clone(files));
+        if let Some(files) = cached {
+            return Ok(files);
+        }
+        let files: FileTokens = Arc::new(read.await?);
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((generation, Arc::clone(&files)));
+        Ok(files)
+    }
+}

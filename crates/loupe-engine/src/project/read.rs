@@ -1,8 +1,8 @@
-//! The read side of a [`Project`]: the [`Snapshot`] a question reads, and
-//! what the shells ask about the index (status, coverage, paths, history).
-//! Retrieval itself, one module per signal, is `asking/retrieve/`; the write path
-//! is `project/write.rs`; opening and catching up with other processes
-//! stay in `project.rs`.
+//! The read side's data: the [`Snapshot`] a question reads and the memo
+//! of the vector coverage count. The doors that take them
+//! ([`Project::snapshot`], `status`, `indexed_paths`, …) are the facade's,
+//! in `project.rs`; retrieval itself, one module per signal, is
+//! `asking/retrieve/`; the write path is `project/write.rs`.
 //!
 //! *Invariant:* a question reads one snapshot. [`Project::snapshot`]
 //! catches up with other processes' runs, then takes the generation, the
@@ -49,150 +49,15 @@ impl Snapshot {
     }
 }
 
-impl Project {
-    /// Follow other processes' runs (and wait for the history read `open`
-    /// started), then take what a question reads.
-    pub(crate) async fn snapshot(&self) -> Result<Snapshot> {
-        self.history_settled().await;
-        let generation = self.catch_up().await?;
-        Ok(Snapshot {
-            generation,
-            live: Arc::clone(&lock(&self.live)),
-            paths: Arc::clone(&lock(&self.paths)),
-            history: self.held_history(),
-            vector_points: self.vector_points(),
-        })
-    }
-
-    /// Commits in the history retrieval uses (0 when the project is not in
-    /// a git repository, git is missing, or history is turned off).
-    pub fn history_commits(&self) -> usize {
-        self.held_history().map_or(0, |h| h.commits())
-    }
-
-    /// The commit the history retrieval uses was read at (`None` without
-    /// history): with the index generation, what a cache of retrieved
-    /// candidates must key on.
-    pub fn history_head(&self) -> Option<String> {
-        self.held_history().map(|h| h.head().to_owned())
-    }
-
-    fn held_history(&self) -> Option<Arc<History>> {
-        lock(&self.history).history.clone()
-    }
-
-    /// The project folder (canonical).
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// What opening had to repair (a damaged catalog rebuilt, …), one
-    /// sentence each; also in [`Status::recovered`], without waiting for
-    /// the history read as [`Project::status`] does.
-    pub fn recovered(&self) -> &[String] {
-        &self.recovered
-    }
-
-    /// The project's data directory.
-    pub fn data_dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The catalog (read access for callers that list files or settings).
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
-    }
-
-    /// Every indexed path, sorted, as of the last index run: what a shell
-    /// checks a named file against before it asks (pins, bans, "is this
-    /// file in the prompt?").
-    pub fn indexed_paths(&self) -> Arc<BTreeSet<String>> {
-        Arc::clone(&lock(&self.paths))
-    }
-
-    /// Points in the held vector index (0 while none is held): it moves
-    /// when vectors land, so a cached retrieval made without them is not
-    /// re-used.
-    fn vector_points(&self) -> usize {
-        lock(&self.vectors).as_ref().map_or(0, VectorIndex::points)
-    }
-
-    /// Live chunks with a vector in the held vector index, and live
-    /// chunks; `None` without an embedder.
-    pub(crate) fn vector_coverage(&self) -> Option<(u64, u64)> {
-        self.cfg.embedder.as_ref()?;
-        // The epoch is read before the index and bumped after a swap, so a
-        // count is never filed under a newer epoch than the index it saw.
-        let epoch = self.vectors_epoch.load(Ordering::SeqCst);
-        let live = Arc::clone(&lock(&self.live));
-        let mut memo = self.coverage.lock().unwrap_or_else(|e| e.into_inner());
-        if memo.epoch == epoch && std::ptr::eq(memo.live.as_ptr(), Arc::as_ptr(&live)) {
-            return Some(memo.value);
-        }
-        // Every vector id against the live set: half a million lookups on
-        // a large project, once per index change rather than per question.
-        let with = match lock(&self.vectors).as_ref() {
-            Some(v) => v.ids().iter().filter(|id| live.contains(**id)).count() as u64,
-            None => 0,
-        };
-        let value = (with, live.len() as u64);
-        *memo = CoverageMemo {
-            live: Arc::downgrade(&live),
-            epoch,
-            value,
-        };
-        Some(value)
-    }
-
-    /// What is indexed and which signals are ready.
-    pub async fn status(&self) -> Result<Status> {
-        // The generation questions are answered from, and its counts: while
-        // a run is between its catalog commit and taking its tables in, the
-        // catalog is ahead of both.
-        let snapshot = self.snapshot().await?;
-        let generation = snapshot.generation;
-        let (files, chunks) = (snapshot.paths.len() as u64, snapshot.live.len() as u64);
-        let vector_model = lock(&self.vectors).as_ref().map(|v| v.model().to_owned());
-        let vector_chunks = self.vector_coverage().map_or(0, |(with, _)| with);
-        Ok(Status {
-            root: self.root.clone(),
-            data_dir: self.dir.clone(),
-            files,
-            chunks,
-            generation,
-            lexical_chunks: self.lexical.len(),
-            vectors_ready: vector_model.is_some() && vector_chunks == chunks,
-            vector_model,
-            vector_chunks,
-            diagnostics: self.catalog.diagnostics_count().await?,
-            recovered: self.recovered.clone(),
-            history_commits: snapshot.history_commits() as u64,
-            history_note: {
-                let s = lock(&self.history);
-                match (&s.source, &s.history) {
-                    (None, _) => Some("turned off".into()),
-                    (Some(_), Some(_)) => None,
-                    (Some(_), None) => s.note.clone(),
-                }
-            },
-        })
-    }
-
-    /// Diagnostics of the last run.
-    pub async fn diagnostics(&self) -> Result<Vec<Diagnostic>> {
-        self.catalog.diagnostics().await
-    }
-}
-
 /// The last [`Project::vector_coverage`] count, and what it was counted
 /// over: the live set (held weakly, as `PrimerMemo` holds the paths: an
 /// update moves it, so pointer equality means "the same set") and the
 /// vector index's epoch.
 #[derive(Debug, Default)]
 pub(super) struct CoverageMemo {
-    live: std::sync::Weak<ChunkSet>,
-    epoch: u64,
-    value: (u64, u64),
+    pub(super) live: std::sync::Weak<ChunkSet>,
+    pub(super) epoch: u64,
+    pub(super) value: (u64, u64),
 }
 
 #[cfg(test)]

@@ -42,8 +42,8 @@ const RRF_K: f32 = 60.0;
 /// (see [`Project::retrieve_from`]), and the pause before the first retry
 /// (the n-th waits n times as long, 250 ms in all), after waiting for this
 /// process's own commit window to close, if one is open.
-const STALE_RETRIES: u32 = 4;
-const STALE_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
+pub(crate) const STALE_RETRIES: u32 = 4;
+pub(crate) const STALE_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
 /// Primer files, found at any depth (SourcePrep's defaults).
 pub const DEFAULT_PRIMERS: &[&str] = &["AGENTS.md", "PREP_PRIMER.md", "PROJECT_PRIMER.md"];
 
@@ -237,7 +237,7 @@ impl Stopwatch {
 /// it answers, and the signals gathered so far. Each signal's module adds
 /// one `gather_*` step and writes only its own fields of [`Signals`];
 /// [`Retrieval::run`] calls them in order.
-struct Retrieval<'a> {
+pub(crate) struct Retrieval<'a> {
     catalog: &'a Catalog,
     lexical: &'a LexicalIndex,
     vectors: &'a Arc<RwLock<Option<VectorIndex>>>,
@@ -250,7 +250,11 @@ struct Retrieval<'a> {
 
 impl<'a> Retrieval<'a> {
     /// A pass over `project`'s stores for `query`, as of `snapshot`.
-    fn new(project: &'a Project, snapshot: &'a Snapshot, query: &'a RetrieveQuery) -> Self {
+    pub(crate) fn new(
+        project: &'a Project,
+        snapshot: &'a Snapshot,
+        query: &'a RetrieveQuery,
+    ) -> Self {
         Self {
             catalog: &project.catalog,
             lexical: &project.lexical,
@@ -265,7 +269,7 @@ impl<'a> Retrieval<'a> {
 
     /// The pass, and how many of the chunks its signals found the catalog
     /// no longer holds.
-    async fn run(mut self) -> Result<(Retrieved, usize)> {
+    pub(crate) async fn run(mut self) -> Result<(Retrieved, usize)> {
         let query = self.query;
         let mut watch = Stopwatch::start();
 
@@ -323,76 +327,6 @@ impl<'a> Retrieval<'a> {
             },
             vanished,
         ))
-    }
-}
-
-/// The facade's doors to retrieval and symbol look-ups.
-impl Project {
-    /// Gather candidates for `query`, best first by
-    /// [`interim_score`](crate::asking::retrieve::interim_score). A
-    /// question the embedder fails on is answered without vectors (logged);
-    /// [`Project::retrieve_noting`] says so to the caller.
-    pub async fn retrieve(&self, query: &RetrieveQuery) -> Result<Vec<Candidate>> {
-        Ok(self.retrieve_noting(query).await?.candidates)
-    }
-
-    /// [`Project::retrieve`], also saying whether the vectors failed.
-    pub async fn retrieve_noting(&self, query: &RetrieveQuery) -> Result<Retrieved> {
-        let snapshot = self.snapshot().await?;
-        self.retrieve_from(&snapshot, query).await
-    }
-
-    /// [`Project::retrieve_noting`] over a snapshot the caller took (and
-    /// keys its cache on).
-    ///
-    /// The catalog is read as it is now, not at the snapshot: a run that
-    /// committed since (another process's, or this one's between its
-    /// catalog and lexical commits) has deleted the old chunks of the files
-    /// it rewrote, which an older lexical reader still finds. Those files
-    /// would drop out of the answer, so a retrieval that finds chunks the
-    /// catalog no longer holds is asked again from a fresh snapshot, once
-    /// the lexical commit has landed (this process's: the `committing`
-    /// window closed; another's: [`Project::snapshot`] catches up with
-    /// it); after [`STALE_RETRIES`] it answers with what it found.
-    pub(crate) async fn retrieve_from(
-        &self,
-        snapshot: &Snapshot,
-        query: &RetrieveQuery,
-    ) -> Result<Retrieved> {
-        let mut fresh;
-        let mut snapshot = snapshot;
-        for retry in 1..=STALE_RETRIES {
-            let (retrieved, vanished) = Retrieval::new(self, snapshot, query).run().await?;
-            if vanished == 0 {
-                return Ok(retrieved);
-            }
-            tracing::debug!(
-                vanished,
-                generation = snapshot.generation,
-                retry,
-                "chunks rewritten under a question; asking again"
-            );
-            // An error is a timeout: the pause and the fresh snapshot
-            // below still bound the wait.
-            let _ =
-                tokio::time::timeout(crate::project::CATCH_UP_WAIT, self.committing.read()).await;
-            tokio::time::sleep(STALE_PAUSE * retry).await;
-            fresh = self.snapshot().await?;
-            snapshot = &fresh;
-        }
-        Ok(Retrieval::new(self, snapshot, query).run().await?.0)
-    }
-
-    /// What the index knows of `name` as a symbol (an agent's target).
-    pub async fn look_up(&self, name: &str) -> Result<NameLookup> {
-        self.catch_up().await?;
-        NameLookup::find(&self.catalog, &self.lexical, name).await
-    }
-
-    /// The chunks defining each of `names` (any case), at most `limit` per
-    /// name, lowest ids first.
-    pub async fn definitions(&self, names: &[String], limit: usize) -> Result<Definitions> {
-        Definitions::of(&self.catalog, names, limit).await
     }
 }
 
