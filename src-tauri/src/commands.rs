@@ -23,7 +23,7 @@ use loupe_engine::asking::ask::unix_now;
 use loupe_engine::asking::golden;
 use loupe_engine::asking::map::Marks;
 use loupe_engine::watch::WatchEvent;
-use loupe_engine::{AskRequest, Progress, Unindexed};
+use loupe_engine::{AskRequest, Progress, Reading, Unindexed};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -212,7 +212,9 @@ pub fn default_knobs() -> KnobsDto {
 /// only reruns the (pure, fast) assembly. With `change` (`unstaged`,
 /// `staged` or `BASE..HEAD`) the question is a review of that diff (and
 /// may be empty); with `agent_request`, that agent call's pins, bans and
-/// change apply instead of the project's.
+/// change apply instead of the project's. With `skip_reading`, the
+/// re-ranker does not read the leading files: the panel shows that answer
+/// at once, then asks again without it for the re-ranked one.
 #[tauri::command]
 pub async fn assemble(
     state: State<'_, AppState>,
@@ -221,19 +223,22 @@ pub async fn assemble(
     knobs: KnobsDto,
     agent_request: Option<String>,
     change: Option<String>,
+    skip_reading: Option<bool>,
 ) -> CommandResult<AssemblyDto> {
     let open = opened(&state, &root)?;
     let cancel = open.begin_question(&question);
-    let (answer, agent, _) = ask_as_shown(
-        &open,
+    let reading = match skip_reading {
+        Some(true) => Reading::Skip,
+        Some(false) | None => Reading::Wait,
+    };
+    let shown = Shown {
         question,
         knobs,
         agent_request,
         change,
-        state.data_root(),
-        cancel,
-    )
-    .await?;
+        reading,
+    };
+    let (answer, agent, _) = ask_as_shown(&open, shown, state.data_root(), cancel).await?;
     let mut dto = AssemblyDto::new(&answer.assembly, &answer.selected, answer.stale);
     dto.change = answer.change.map(Into::into);
     dto.search_terms = answer.expansion.as_ref().map(|e| e.describe());
@@ -242,16 +247,24 @@ pub async fn assemble(
     Ok(dto)
 }
 
+/// What the panel (or the map) shows and asks: the question and knobs on
+/// screen, an agent call re-opened, the Changes switch, and whether the
+/// re-ranker reads this time.
+struct Shown {
+    question: String,
+    knobs: KnobsDto,
+    agent_request: Option<String>,
+    change: Option<String>,
+    reading: Reading,
+}
+
 /// Asks what the panel shows: the question and knobs on screen, the
 /// project's pins and bans and the Changes switch, or (with
 /// `agent_request`) that agent call's own, stopped by `cancel`. Returns
 /// the answer, the agent call, and the knobs it was asked with.
 async fn ask_as_shown(
     open: &Arc<OpenProject>,
-    question: String,
-    knobs: KnobsDto,
-    agent_request: Option<String>,
-    change: Option<String>,
+    shown: Shown,
     data_root: &std::path::Path,
     cancel: loupe_engine::CancelToken,
 ) -> CommandResult<(
@@ -259,6 +272,13 @@ async fn ask_as_shown(
     Option<agent_log::AgentRequest>,
     loupe_assemble::Knobs,
 )> {
+    let Shown {
+        question,
+        knobs,
+        agent_request,
+        change,
+        reading,
+    } = shown;
     // An agent's call, re-opened: its own pins, bans and change, and the
     // prompt it got to compare with.
     let agent = match agent_request {
@@ -297,6 +317,7 @@ async fn ask_as_shown(
         // Asked while a first index runs: from a scan, and the answer says so.
         unindexed: Unindexed::Scan,
         cancel,
+        reading,
         ..AskRequest::default()
     };
     let answer = open.ask(&request).await?;
@@ -327,16 +348,15 @@ pub async fn token_map(
     } else {
         // Stopped, like the panel's answer, once another question is asked.
         let cancel = open.begin_map_question(&question);
-        let (answer, _, knobs) = ask_as_shown(
-            &open,
+        let shown = Shown {
             question,
             knobs,
             agent_request,
             change,
-            state.data_root(),
-            cancel,
-        )
-        .await?;
+            // Its marks are the re-ranked prompt's: it waits for the reading.
+            reading: Reading::Wait,
+        };
+        let (answer, _, knobs) = ask_as_shown(&open, shown, state.data_root(), cancel).await?;
         let banned = answer.selected.banned_paths();
         Some((answer.assembly, knobs.path_weights, banned))
     };

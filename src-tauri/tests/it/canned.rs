@@ -260,6 +260,8 @@ fn canned_answers_of_the_mocked_ui_are_the_real_apps() {
         let (dir, vectors) = variant(name);
         let h = Harness::over(dir, |data| {
             let mut config = ProjectConfig::new(data);
+            // The real app's re-ranker (it reads only when `read_files` > 0).
+            config.reader = Some(loupe_engine::signals::reader::Reader::shipped());
             if vectors {
                 config.embedder = Some(std::sync::Arc::new(
                     loupe_engine::signals::embed::CodeEmbedder::new().unwrap(),
@@ -297,6 +299,7 @@ fn canned_answers_of_the_mocked_ui_are_the_real_apps() {
                 "knobs": request["knobs"],
                 "agentRequest": null,
                 "change": request["change"],
+                "skipReading": request["skip_reading"] == true,
             });
             let answer = match h.invoke("assemble", args) {
                 Ok(body) => {

@@ -22,6 +22,7 @@ mod golden;
 mod map;
 mod package;
 mod pins;
+mod reading;
 mod settings;
 mod support;
 

@@ -61,16 +61,30 @@ fn mock_app(config: ProjectConfig) -> (App<MockRuntime>, WebviewWindow<MockRunti
     (app, webview)
 }
 
+/// The fixture project, written to a fresh temp folder.
+fn fixture() -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    for (path, text) in FIXTURE {
+        let path = project.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    project
+}
+
 impl Harness {
     /// A fresh fixture project and app.
     pub fn new() -> Self {
-        let project = tempfile::tempdir().unwrap();
-        for (path, text) in FIXTURE {
-            let path = project.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        Self::over(project, |data| ProjectConfig::new(data))
+        Self::over(fixture(), |data| ProjectConfig::new(data))
+    }
+
+    /// [`Harness::new`] with the shipped re-ranker, as the real app has it.
+    pub fn with_reader() -> Self {
+        Self::over(fixture(), |data| {
+            let mut config = ProjectConfig::new(data);
+            config.reader = Some(loupe_engine::signals::reader::Reader::shipped());
+            config
+        })
     }
 
     /// An app over `project` (already written) opening projects with

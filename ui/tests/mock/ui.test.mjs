@@ -658,6 +658,38 @@ test("the path column's width is dragged or keyed at its header's edge, kept wit
   await p.close();
 });
 
+test('with the re-ranker on, a new question is drawn at once, then re-ranked; a knob moved on it reads at once', async () => {
+  const p = await page();
+  await ask(p, 'how is the prompt rendered?');
+  await p.locator('[data-testid="chunk-row"]').first().waitFor();
+  const before = (await assembleCalls(p)).length;
+  const readsAfter = (n, files) =>
+    p.waitForFunction(
+      ([n, files]) => {
+        const asked = window.__loupeMock.calls.filter((c) => c.cmd === 'assemble').slice(n);
+        return asked.some((c) => !c.args.skipReading && c.args.knobs.read_files === files);
+      },
+      [n, files],
+    );
+  // Turned on for the question on screen: today's ranking first, then the
+  // same request with the reading.
+  await p.getByTestId('read-files').fill('20');
+  await readsAfter(before, 20);
+  const on = (await assembleCalls(p)).slice(before).filter((c) => c.args.knobs.read_files === 20);
+  assert.deepEqual(
+    on.map((c) => Boolean(c.args.skipReading)),
+    [true, false],
+  );
+  // The re-ranked answer shows the model's share in the leading file's score.
+  await p.locator('[data-testid="chunk-row"] .seg.reader').first().waitFor();
+  // Another knob on the same question: its pairs are read already, no second pass.
+  const moved = (await assembleCalls(p)).length;
+  await p.getByTestId('read-files').fill('10');
+  await readsAfter(moved, 10);
+  assert.ok((await assembleCalls(p)).slice(moved).every((c) => !c.args.skipReading));
+  await p.close();
+});
+
 test('changing a path weight re-assembles; weight 0 hides the rows', async () => {
   const p = await page();
   await ask(p);

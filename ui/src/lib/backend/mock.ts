@@ -224,6 +224,8 @@ interface CannedRequest {
   knobs: KnobsDto;
   selection: SelectionDto;
   change: string | null;
+  /** Asked without the re-ranker's reading (absent: with it). */
+  skip_reading?: true;
 }
 interface CannedChunk {
   id: number;
@@ -323,12 +325,12 @@ function filesOf(root: string): CannedFile[] {
 }
 
 /** The canned answer to a request, as the real app gave it (or its error). */
-function cannedAssembly(root: string, question: string, knobs: KnobsDto, selection: SelectionDto, change: string | null): AssemblyDto {
+function cannedAssembly(root: string, question: string, knobs: KnobsDto, selection: SelectionDto, change: string | null, skipReading = false): AssemblyDto {
   // The highlighting bench's prompt is made up whatever it asks: the
   // default question's rows are only its template.
   const request: CannedRequest = root.endsWith('/big')
     ? { project: 'panel', question: 'how does packing work?', knobs: DEFAULT_KNOBS, selection: { pinned: [], banned: [] }, change: null }
-    : { project: projectOf(root), question, knobs, selection, change };
+    : { project: projectOf(root), question, knobs, selection, change, ...(skipReading ? { skip_reading: true } : {}) };
   const key = stable(request);
   const found = answers.get(key);
   window.__loupeAsked?.(JSON.parse(key) as CannedRequest, key, found !== undefined);
@@ -517,15 +519,15 @@ function sourceOf(path: string): string {
 }
 
 /** What `assemble` answers, without logging a call (the token map asks it too). */
-function answer(root: string, question: string, knobs: KnobsDto, agentRequest: string | null, change: string | null): AssemblyDto {
+function answer(root: string, question: string, knobs: KnobsDto, agentRequest: string | null, change: string | null, skipReading = false): AssemblyDto {
   if (root !== openRoot) throw new BackendError('not_open', `${root} is not open; open it first`);
   if (question.includes('fail')) throw new BackendError('bad_request', 'the mock was asked to fail');
   // An agent's call is re-asked with its own pins, bans and change (none here).
   const call = agentRequest ? agentCalls.find((c) => c.dto.id === agentRequest) : null;
   if (agentRequest && !call) throw new BackendError('bad_request', `no agent request "${agentRequest}" in the log`);
   const result = call
-    ? cannedAssembly(root, question, knobs, { pinned: [], banned: [] }, null)
-    : cannedAssembly(root, question, knobs, selectionOf(root), change);
+    ? cannedAssembly(root, question, knobs, { pinned: [], banned: [] }, null, skipReading)
+    : cannedAssembly(root, question, knobs, selectionOf(root), change, skipReading);
   if (call) result.agent_match = call.prompt === result.prompt;
   // The secondary LLM, when on: made-up terms (the real ones come from an
   // endpoint); a question with @mentions is not sent.
@@ -597,11 +599,11 @@ export const mockBackend: Backend = {
   async defaultKnobs() {
     return structuredClone(DEFAULT_KNOBS);
   },
-  async assemble(root, question, knobs, agentRequest, change) {
-    log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null });
+  async assemble(root, question, knobs, agentRequest, change, skipReading) {
+    log('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null, ...(skipReading ? { skipReading } : {}) });
     if (!agentRequest) lastQuestion = question;
     // Answered now, delivered when the gate opens (a slow engine).
-    const got = answer(root, question, knobs, agentRequest ?? null, change ?? null);
+    const got = answer(root, question, knobs, agentRequest ?? null, change ?? null, skipReading ?? false);
     await heldBack(question);
     return got;
   },

@@ -29,8 +29,8 @@ export const tauriBackend: Backend = {
   models: () => call('models'),
   builtinInstructions: () => call('builtin_instructions'),
   defaultKnobs: () => call('default_knobs'),
-  assemble: (root, question, knobs, agentRequest, change) =>
-    call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null }),
+  assemble: (root, question, knobs, agentRequest, change, skipReading) =>
+    call('assemble', { root, question, knobs, agentRequest: agentRequest ?? null, change: change ?? null, skipReading: skipReading ?? false }),
   goldenRun: (root, knobs) => call('golden_run', { root, knobs }),
   tokenMap: (root, question, knobs, agentRequest, change, view) =>
     call('token_map', { root, question, knobs, agentRequest, change, view }),

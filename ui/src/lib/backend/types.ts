@@ -78,8 +78,10 @@ export interface Backend {
   /** Assemble `question`; with `change` (`unstaged`, `staged`, `BASE..HEAD`)
    * as a review of that diff (the question may then be empty); with
    * `agentRequest`, as that agent call was (its pins, bans and change),
-   * saying whether the prompt is the one the agent got. */
-  assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null, change?: string | null): Promise<AssemblyDto>;
+   * saying whether the prompt is the one the agent got; with
+   * `skipReading`, without the re-ranker's reading (today's ranking, at
+   * once). */
+  assemble(root: string, question: string, knobs: KnobsDto, agentRequest?: string | null, change?: string | null, skipReading?: boolean): Promise<AssemblyDto>;
   /** The project's golden questions run under `knobs` (`present: false` without a golden file). */
   goldenRun(root: string, knobs: KnobsDto): Promise<GoldenRunDto>;
   /** The token map under `view.under`, marked by the assembly `assemble` gives for the same arguments (unmarked with nothing to ask). */

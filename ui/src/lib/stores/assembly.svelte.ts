@@ -1,7 +1,9 @@
 // The answer: `assemble` asked on every change of the question, the knobs,
-// the pins and bans or the index (latest request wins); the rows that
-// entered or left the prompt when the index or vectors landed; pins and
-// bans; the open row's detail; saving the prompt.
+// the pins and bans or the index (latest request wins); with the re-ranker
+// on, a new question is answered first without its reading, then again with
+// it; the rows that entered or left the prompt when the index, vectors or
+// the reading landed; pins and bans; the open row's detail; saving the
+// prompt.
 
 import { BackendError, type AssemblyDto, type ChunkDetailDto, type KnobsDto, type MarkDto, type RowDto, type SelectionDto, type TargetDto } from '../backend';
 import { latestOnly } from '../latest';
@@ -10,6 +12,13 @@ import type { Loupe } from './loupe.svelte';
 
 /** What a request in flight asked: the panel's answer or the map's. */
 export type Asked = { root: string; question: string; agent: string | null; change: string | null };
+
+/** The panel's request: what is asked, under which knobs, and whether the
+ * re-ranker's reading is left for a second request. */
+type PanelAsk = Asked & { knobs: KnobsDto; skipReading: boolean };
+
+const sameAsked = (a: Asked | null, b: Asked) =>
+  a !== null && a.root === b.root && a.question === b.question && a.agent === b.agent && a.change === b.change;
 
 /** Another question (or none, or another project) makes an answer in
  * flight moot, so stop it: a scan of an unindexed folder reads every
@@ -60,6 +69,10 @@ export class AssemblyStore {
    * the rows that entered or left it. */
   private beforeLanding: Set<string> | null = null;
   private landing = 'vectors';
+  /** The question the re-ranker last read for: a knob moved on it asks
+   * with the reading at once (its pairs are cached), a new one first
+   * without. */
+  private readFor: Asked | null = null;
 
   /** Candidates each path-weight glob decided in the last assembly. */
   ruleCounts = $derived.by(() => {
@@ -75,12 +88,13 @@ export class AssemblyStore {
   detailRow = $derived(this.detail ? (this.result?.rows.find((r) => r.id === this.detail?.row.id) ?? this.detail.row) : null);
 
   private readonly request = latestOnly(
-    (args: { root: string; question: string; knobs: KnobsDto; agent: string | null; change: string | null }) => {
+    async (args: PanelAsk) => {
       const { backend } = this.app;
-      if (!backend) return Promise.reject(new BackendError('engine', 'no backend'));
-      return backend.assemble(args.root, args.question, args.knobs, args.agent, args.change);
+      if (!backend) throw new BackendError('engine', 'no backend');
+      const result = await backend.assemble(args.root, args.question, args.knobs, args.agent, args.change, args.skipReading);
+      return { args, result };
     },
-    (result) => this.drawn(result),
+    ({ args, result }) => this.drawn(result, args),
     (e) => this.app.fail(e),
     (running, next) => stopIfMoot(this.app, running, next),
   );
@@ -102,17 +116,13 @@ export class AssemblyStore {
         return;
       }
       void app.version;
-      this.request({
-        root: project.status.root,
-        question: question.text,
-        knobs: $state.snapshot(knobs.values),
-        agent: agent?.id ?? null,
-        change,
-      });
+      const asked = { root: project.status.root, question: question.text, agent: agent?.id ?? null, change };
+      const values = $state.snapshot(knobs.values);
+      this.request({ ...asked, knobs: values, skipReading: values.read_files > 0 && !sameAsked(this.readFor, asked) });
     });
   }
 
-  private drawn(result: AssemblyDto) {
+  private drawn(result: AssemblyDto, args: PanelAsk) {
     const question = this.app.question.text;
     if (this.beforeLanding) {
       const before = this.beforeLanding;
@@ -134,6 +144,14 @@ export class AssemblyStore {
     this.result = result;
     this.count += 1;
     this.app.error = null;
+    if (args.skipReading) {
+      // Today's ranking is drawn; the re-ranked answer follows and marks
+      // what it changed.
+      this.expectLanding("the model's reading");
+      this.request({ ...args, skipReading: false });
+    } else if (args.knobs.read_files > 0) {
+      this.readFor = { root: args.root, question: args.question, agent: args.agent, change: args.change };
+    }
   }
 
   /** Signals landed (`what`): the next answer marks what entered or left the prompt. */
