@@ -20,6 +20,9 @@
 //! format = "markdown"            # xml | markdown | json
 //! recency_weight = 0.05
 //! recency_half_life_days = 30
+//! sibling_share = 0.5            # 0..=1: the leading files' other chunks raised to this share
+//! read_files = 20                # files the re-ranker reads with the question (0: off, the default)
+//! read_window = 128              # word pieces it reads per file, 32..=512
 //! answer_reserve = 4096
 //! sanitize = true
 //! redact_secrets = true
@@ -501,6 +504,24 @@ mod tests {
                     .iter()
                     .all(|w| !w.message.contains("unknown knob") && !w.message.contains("not read")),
                 "{key}: {warnings:?}"
+            );
+        }
+    }
+
+    /// The module docs' example shows every key the file may set.
+    #[test]
+    fn the_docs_example_shows_every_key() {
+        let docs: String = include_str!("team.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for key in KEYS {
+            assert!(
+                docs.contains(&format!("{key} ="))
+                    || docs.contains(&format!("[{key}]"))
+                    || docs.contains(&format!("[[{key}]]")),
+                "{key} is missing from the module docs' example"
             );
         }
     }
