@@ -9,7 +9,9 @@
 //! field of each line, up to [`QUESTIONS`] spread over the files; the dev
 //! sets' questions in BENCHMARKS.md). `LOUPE_BENCH_EMBEDDER=code` asks with
 //! the code vectors, as the app does; `LOUPE_READER_MODEL` reads another
-//! model file than the shipped one.
+//! model file than the shipped one; `LOUPE_BENCH_READ_FILES` and
+//! `LOUPE_BENCH_READ_WINDOW` set the two knobs (default: the files the
+//! blend was fitted with, the default window).
 
 use loupe_assemble::{Budget, Knobs};
 use loupe_engine::signals::reader::Reader;
@@ -95,9 +97,22 @@ async fn run(
     println!("{} questions", questions.len());
     // The re-ranker is off by default: read as many files as its blend was
     // fitted with.
+    let knob = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
     let knobs = Knobs {
         budget: Some(Budget::Tokens(27_000)),
-        read_files: loupe_assemble::knobs::SUGGESTED_READ_FILES,
+        read_files: knob(
+            "LOUPE_BENCH_READ_FILES",
+            loupe_assemble::knobs::SUGGESTED_READ_FILES,
+        ),
+        read_window: knob(
+            "LOUPE_BENCH_READ_WINDOW",
+            loupe_assemble::knobs::DEFAULT_READ_WINDOW,
+        ),
         ..Knobs::default()
     };
     // Warm the index as the app's first question would, then load the model.
