@@ -385,27 +385,11 @@ pub fn shipped() -> Option<&'static LinearModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chunk, ChunkKind, Role};
+    use crate::model::Chunk;
 
     fn candidate(path: &str, signals: Signals) -> Candidate {
         Candidate {
-            chunk: Chunk {
-                id: signals.bm25.map_or(1, |s| s as i64 + 100),
-                path: path.into(),
-                language: "rust".into(),
-                kind: ChunkKind::Function,
-                symbol: None,
-                parent: None,
-                start_byte: 0,
-                end_byte: 0,
-                start_line: 1,
-                end_line: 1,
-                role: Role::Code,
-                text: String::new(),
-                outline: vec![],
-                hash: String::new(),
-                tokens: 0,
-            },
+            chunk: Chunk::sample(signals.bm25.map_or(1, |s| s as i64 + 100), path, ""),
             signals,
         }
     }

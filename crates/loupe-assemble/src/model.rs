@@ -133,6 +133,32 @@ pub struct Chunk {
     pub tokens: u32,
 }
 
+impl Chunk {
+    /// A one-line Rust function chunk of `path` holding `text`, the rest
+    /// empty: the chunk the crates' tests and benches build their
+    /// candidates from (`Chunk { role, ..Chunk::sample(…) }`).
+    #[doc(hidden)]
+    pub fn sample(id: ChunkId, path: &str, text: &str) -> Chunk {
+        Chunk {
+            id,
+            path: path.into(),
+            language: "rust".into(),
+            kind: ChunkKind::Function,
+            symbol: None,
+            parent: None,
+            start_byte: 0,
+            end_byte: 0,
+            start_line: 1,
+            end_line: 1,
+            role: Role::Code,
+            text: text.into(),
+            outline: vec![],
+            hash: String::new(),
+            tokens: 0,
+        }
+    }
+}
+
 /// The raw retrieval evidence for one candidate, kept so ranking can be
 /// explained factor by factor.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

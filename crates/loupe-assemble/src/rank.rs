@@ -619,30 +619,17 @@ pub fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Chunk, ChunkKind, Signals};
+    use crate::model::{Chunk, Signals};
 
     pub(crate) fn cand(path: &str, signals: Signals) -> Candidate {
         Candidate {
             chunk: Chunk {
-                id: 1,
-                path: path.into(),
-                language: "rust".into(),
-                kind: ChunkKind::Function,
-                symbol: None,
-                parent: None,
-                start_byte: 0,
-                end_byte: 0,
-                start_line: 1,
-                end_line: 1,
                 role: if path.ends_with(".md") {
                     Role::Docs
                 } else {
                     Role::Code
                 },
-                text: String::new(),
-                outline: vec![],
-                hash: String::new(),
-                tokens: 0,
+                ..Chunk::sample(1, path, "")
             },
             signals,
         }

@@ -98,26 +98,16 @@ pub fn feature_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loupe_assemble::{Chunk, ChunkKind, Role, Signals};
+    use loupe_assemble::{Chunk, Role, Signals};
 
     fn cand(path: &str, role: Role, signals: Signals) -> Candidate {
         Candidate {
             chunk: Chunk {
-                id: 1,
-                path: path.into(),
-                language: "rust".into(),
-                kind: ChunkKind::Function,
-                symbol: None,
-                parent: None,
-                start_byte: 0,
-                end_byte: 0,
                 start_line: 3,
                 end_line: 9,
                 role,
-                text: String::new(),
-                outline: vec![],
-                hash: String::new(),
                 tokens: 42,
+                ..Chunk::sample(1, path, "")
             },
             signals,
         }

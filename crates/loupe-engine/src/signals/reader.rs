@@ -414,7 +414,7 @@ impl Reader {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use loupe_assemble::{Chunk, ChunkKind, Role, Signals};
+    use loupe_assemble::{Chunk, Signals};
     use safetensors::tensor::TensorView;
 
     /// A model file with random weights at a tiny size (one layer of
@@ -528,21 +528,10 @@ pub(crate) mod tests {
     fn cand(path: &str, line: u32, bm25: Option<f32>, text: &str) -> Candidate {
         Candidate {
             chunk: Chunk {
-                id: i64::from(line),
-                path: path.into(),
-                language: "rust".into(),
-                kind: ChunkKind::Function,
-                symbol: None,
-                parent: None,
-                start_byte: 0,
-                end_byte: 0,
                 start_line: line,
                 end_line: line + 1,
-                role: Role::Code,
-                text: text.into(),
-                outline: vec![],
-                hash: String::new(),
                 tokens: 1,
+                ..Chunk::sample(i64::from(line), path, text)
             },
             signals: Signals {
                 bm25,
