@@ -108,15 +108,18 @@ types: ui-dist
 ## ui-record: add every request the mocked UI tests make of `assemble` to
 ## ui/tests/mock/requests.json and have the real app answer them (`make
 ## types`); again until a run asks nothing new (a test cut short by a
-## missing answer asks more once it has it).
+## missing answer asks more once it has it); a last pass keeps only the
+## requests the tests still make.
 ui-record: ui-deps
 	@mkdir -p $(STAMP_DIR)
 	@for round in 1 2 3 4 5 6 7 8; do \
 	  $(MAKE) --no-print-directory types >/dev/null || exit 1; \
 	  cp ui/tests/mock/requests.json $(STAMP_DIR)/requests.before; \
 	  (cd ui && npm run build:mock >/dev/null && LOUPE_RECORD_MOCK=1 npm run test:mock 2>&1 | grep -E '^# (recorded|pass|fail)'); \
-	  if cmp -s ui/tests/mock/requests.json $(STAMP_DIR)/requests.before; then echo "round $$round asked nothing new"; exit 0; fi; \
-	done; $(MAKE) --no-print-directory types
+	  if cmp -s ui/tests/mock/requests.json $(STAMP_DIR)/requests.before; then echo "round $$round asked nothing new"; break; fi; \
+	done; \
+	(cd ui && LOUPE_RECORD_MOCK=prune npm run test:mock 2>&1 | grep -E '^# (recorded|pass|fail)'); \
+	$(MAKE) --no-print-directory types
 
 ## checks: no import circle in any crate (tools/check/circles.py says the
 ## rule) and no function over 80 lines in the engine or the assembly crate

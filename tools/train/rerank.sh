@@ -62,10 +62,13 @@ stamp "blend, fitted on the validation repositories (tools/train/fit_blend.py)"
 python3 tools/train/fit_blend.py --valid "$R/work/reranker-valid.jsonl" --features "$R"/features-[0-9].jsonl \
   --gold "$R"/sample/shard-*.jsonl --model "$R/reader.safetensors" --report "$R/blend-report.json"
 
-# The files read that the blend was fitted with; whether the re-ranker is
-# on by default (`DEFAULT_READ_FILES`) is the dev sets' call (EVAL.md).
+# The knobs' defaults follow the file: the files read its blend was fitted
+# with and the window it was trained at (whether the re-ranker stays on by
+# default is the dev sets' call: EVAL.md, "The re-ranker").
 FILES=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['blend']['files'])" "$R/blend-report.json")
-sed -i "s/^pub const SUGGESTED_READ_FILES: usize = .*;/pub const SUGGESTED_READ_FILES: usize = $FILES;/" crates/loupe-assemble/src/knobs.rs
+WINDOW=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['window'])" "$R/blend-report.json")
+sed -i -e "s/^pub const SUGGESTED_READ_FILES: usize = .*;/pub const SUGGESTED_READ_FILES: usize = $FILES;/" \
+  -e "s/^pub const DEFAULT_READ_WINDOW: usize = .*;/pub const DEFAULT_READ_WINDOW: usize = $WINDOW;/" crates/loupe-assemble/src/knobs.rs
 cp "$R/reader.safetensors" crates/loupe-engine/assets/reader.safetensors
 cp "$R/reader.probe.json" crates/loupe-engine/assets/reader.probe.json
 stamp "done: crates/loupe-engine/assets/reader.safetensors ($R/reranker-report.json, $R/blend-report.json)"

@@ -21,7 +21,11 @@ one machine (threads fixed at 2).
 
 Writes the int8 model file (safetensors: per-row int8 matrices with f32
 scales, f32 vectors; the tokenizer, the config and the encoding in its
-metadata), validation scores for the blend fit, and a report.
+metadata), validation scores for the blend fit (from the int8 weights, as
+the engine reads them), and a report.
+
+Defaults are the shipped model's (TRAINING.md, "The re-ranker"): a window
+of 256 word pieces at lr 1e-4, one epoch.
 """
 
 import argparse
@@ -235,13 +239,13 @@ def main():
     ap.add_argument('--out', required=True, help='the model file')
     ap.add_argument('--report', required=True)
     ap.add_argument('--probe', help='pairs and logits the engine\'s test checks against')
-    ap.add_argument('--window', type=int, default=128)
+    ap.add_argument('--window', type=int, default=256)
     ap.add_argument('--question-tokens', type=int, default=48)
     ap.add_argument('--negatives', type=int, default=4)
     ap.add_argument('--hard', type=int, default=3, help='negatives taken from the top of Loupe\'s list')
     ap.add_argument('--group-batch', type=int, default=4, help='questions per step')
     ap.add_argument('--epochs', type=float, default=1.0)
-    ap.add_argument('--lr', type=float, default=5e-5)
+    ap.add_argument('--lr', type=float, default=1e-4)
     ap.add_argument('--top', type=int, default=30, help='files scored per validation question')
     ap.add_argument('--seed', type=int, default=7)
     ap.add_argument('--threads', type=int, default=2)
@@ -327,6 +331,11 @@ def main():
     save()
 
     model.to('cpu')
+    # Validation reads the weights as shipped (int8 x scale), so the blend
+    # fit_blend.py fits is the one the engine's logits meet. Quantizing
+    # them again in export() gives the same int8 rows.
+    export(model, config, tokenizer_json, a, a.out, {})
+    model.load_state_dict(dequantized(a.out), strict=False)
     scored = score_questions(model, enc, valid_q, a.top, 32)
     base = metrics([{'files': f} for f, _ in scored], [[-f['loupe_rank'] for f in fs] for fs, _ in scored])
     model_m = metrics([{'files': f} for f, _ in scored], [s for _, s in scored])

@@ -21,8 +21,8 @@
 //! recency_weight = 0.05
 //! recency_half_life_days = 30
 //! sibling_share = 0.5            # 0..=1: the leading files' other chunks raised to this share
-//! read_files = 20                # files the re-ranker reads with the question (0: off, the default)
-//! read_window = 128              # word pieces it reads per file, 32..=512
+//! read_files = 10                # files the re-ranker reads with the question (the default; 0: off)
+//! read_window = 256              # word pieces it reads per file, 32..=512 (the default)
 //! answer_reserve = 4096
 //! sanitize = true
 //! redact_secrets = true
