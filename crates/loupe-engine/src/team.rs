@@ -5,9 +5,10 @@
 //!                                                 (CLI flags, golden overrides, the app's saved changes)
 //! ```
 //!
-//! This module is the one definition of the file's keys; the CLI and the app
-//! both read the file through [`load`]. Every key is optional and replaces
-//! the built-in default:
+//! The file's keys are [`KnobsPatch`]'s fields (read from its serde
+//! definition: a new knob is a key here with no edit), plus `budget_unit`;
+//! the CLI and the app both read the file through [`load`]. Every key is
+//! optional and replaces the built-in default:
 //!
 //! ```toml
 //! model = "gpt-4o"
@@ -26,6 +27,8 @@
 //! answer_reserve = 4096
 //! sanitize = true
 //! redact_secrets = true
+//! glue = true                    # the enclosing definition's header above a lone method
+//! diversity = 0.5                # MMR λ in 0..=1 (none by default: off)
 //! intent = "code"                # docs | tests | code | default
 //! toggles = { sources = true, scores = false, structured = false, lost_in_middle = false, diff_as_code = false }
 //!
@@ -47,22 +50,23 @@
 //! *Invariant:* the file never stops anything. A missing file is no layer;
 //! an unreadable, oversized or malformed file, an unknown key or an unusable
 //! value becomes a [`TeamWarning`] (with its line where there is one) and the
-//! rest of the file still applies. Keys are read one at a time for that
-//! reason, not as one struct.
+//! rest of the file still applies. Keys are checked one at a time for that
+//! reason, then the good ones decoded as one patch.
 //!
 //! Reads the file, never writes it, and knows no transport: the app's DTO
 //! names happen to be the same words, but the app converts from [`Knobs`].
 
-use loupe_assemble::classify::Intent;
 use loupe_assemble::models::ModelSpec;
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::tokens::Encoding;
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use serde::Deserialize;
-use serde::de::{DeserializeOwned, IntoDeserializer};
+use serde::de::value::MapDeserializer;
+use serde::de::{DeserializeOwned, IntoDeserializer, Visitor};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::LazyLock;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -72,31 +76,42 @@ pub const TEAM_FILE: &str = ".loupe.toml";
 /// hundred bytes; anything this big is not one).
 pub const TEAM_FILE_MAX_BYTES: u64 = 64 * 1024;
 
-/// The keys the file may set, in documentation order.
-pub const KEYS: &[&str] = &[
-    "model",
-    "models",
-    "budget",
-    "budget_unit",
-    "path_weights",
-    "primers",
-    "primer_boost",
-    "sibling_share",
-    "k",
-    "lod",
-    "format",
-    "recency_weight",
-    "recency_half_life_days",
-    "read_files",
-    "read_window",
-    "min_score",
-    "answer_reserve",
-    "toggles",
-    "sanitize",
-    "redact_secrets",
-    "intent",
-    "instructions",
-];
+/// The keys the file may set: [`KnobsPatch`]'s fields (`budget` as a
+/// number, its unit beside it) and `budget_unit`.
+pub static KEYS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut keys = field_names::<KnobsPatch>().to_vec();
+    keys.push("budget_unit");
+    keys
+});
+
+/// The field names a serde struct's `Deserialize` hands to
+/// `deserialize_struct` (its serde names, in declaration order).
+fn field_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    struct Names<'a>(&'a mut &'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for Names<'_> {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(serde::de::Error::custom("names read"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+    let mut names: &'static [&'static str] = &[];
+    let _ = T::deserialize(Names(&mut names));
+    names
+}
 
 /// Something in the file that was ignored, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,6 +202,7 @@ pub fn patch(text: &str) -> (KnobsPatch, Vec<TeamWarning>) {
         lines: HashMap::new(),
         budget: None,
         unit: None,
+        plain: Vec::new(),
     };
     for (key, value) in table {
         let line = line_of(text, key.span().start);
@@ -252,9 +268,20 @@ struct Layer<'a> {
     /// `budget` and `budget_unit` are one knob; they meet in [`Layer::finish`].
     budget: Option<(usize, u32)>,
     unit: Option<RawUnit>,
+    /// The keys written as [`KnobsPatch`]'s fields, each already decoded
+    /// alone without error, in file order.
+    plain: Vec<(&'a str, Spanned<DeValue<'a>>)>,
 }
 
-impl Layer<'_> {
+/// `name = value` as a one-entry map, for a patch decode.
+fn one<'a>(
+    name: &'a str,
+    value: Spanned<DeValue<'a>>,
+) -> MapDeserializer<'a, std::iter::Once<(&'a str, Spanned<DeValue<'a>>)>, toml::de::Error> {
+    MapDeserializer::new(std::iter::once((name, value)))
+}
+
+impl<'a> Layer<'a> {
     fn warn(&mut self, line: usize, message: String) {
         self.warnings.push(TeamWarning {
             line: Some(line),
@@ -268,7 +295,7 @@ impl Layer<'_> {
         &mut self,
         key: &str,
         line: usize,
-        value: Spanned<DeValue<'_>>,
+        value: impl IntoDeserializer<'a, toml::de::Error>,
     ) -> Option<T> {
         match T::deserialize(value.into_deserializer()) {
             Ok(v) => Some(v),
@@ -285,7 +312,7 @@ impl Layer<'_> {
         &mut self,
         key: &'static str,
         line: usize,
-        value: Spanned<DeValue<'_>>,
+        value: Spanned<DeValue<'a>>,
     ) -> Option<Vec<T>> {
         let items: Vec<Spanned<T>> = self.value(key, line, value)?;
         let lines = items
@@ -296,24 +323,13 @@ impl Layer<'_> {
         Some(items.into_iter().map(Spanned::into_inner).collect())
     }
 
-    fn number(&mut self, key: &str, line: usize, value: Spanned<DeValue<'_>>) -> Option<f32> {
-        let n: f32 = self.value(key, line, value)?;
-        if n.is_finite() {
-            Some(n)
-        } else {
-            self.warn(line, format!("`{key}` ignored: not a finite number"));
-            None
-        }
-    }
-
-    fn key(&mut self, key: &str, line: usize, value: Spanned<DeValue<'_>>) {
+    fn key(&mut self, key: &str, line: usize, value: Spanned<DeValue<'a>>) {
         let Some(&name) = KEYS.iter().find(|k| **k == key) else {
             self.warn(line, format!("unknown knob `{key}` ignored"));
             return;
         };
         self.lines.entry(name).or_insert((line, Vec::new()));
         match name {
-            "model" => self.patch.model = self.value(key, line, value),
             "models" => {
                 self.patch.models = self.list::<RawModel>(name, line, value).map(|rows| {
                     rows.into_iter()
@@ -341,26 +357,16 @@ impl Layer<'_> {
                         .collect()
                 })
             }
-            "primers" => self.patch.primers = self.value(key, line, value),
-            "primer_boost" => self.patch.primer_boost = self.number(key, line, value),
-            "sibling_share" => self.patch.sibling_share = self.number(key, line, value),
-            "k" => self.patch.k = self.value(key, line, value),
-            "lod" => self.patch.lod = self.value(key, line, value),
-            "format" => self.patch.format = self.value(key, line, value),
-            "recency_weight" => self.patch.recency_weight = self.number(key, line, value),
-            "recency_half_life_days" => {
-                self.patch.recency_half_life_days = self.number(key, line, value)
+            _ => {
+                // Written as the patch's field is: decoded alone first, so
+                // a bad value is a warning of its own and the rest applies.
+                if self
+                    .value::<KnobsPatch>(key, line, one(name, value.clone()))
+                    .is_some()
+                {
+                    self.plain.push((name, value));
+                }
             }
-            "read_files" => self.patch.read_files = self.value(key, line, value),
-            "read_window" => self.patch.read_window = self.value(key, line, value),
-            "min_score" => self.patch.min_score = self.number(key, line, value),
-            "answer_reserve" => self.patch.answer_reserve = self.value(key, line, value),
-            "toggles" => self.patch.toggles = self.value(key, line, value),
-            "sanitize" => self.patch.sanitize = self.value(key, line, value),
-            "redact_secrets" => self.patch.redact_secrets = self.value(key, line, value),
-            "intent" => self.patch.intent = self.value::<Intent>(key, line, value),
-            "instructions" => self.patch.instructions = self.value(key, line, value),
-            _ => self.warn(line, format!("knob `{key}` is not read yet, ignored")),
         }
     }
 
@@ -368,6 +374,17 @@ impl Layer<'_> {
     /// then every value checked against its range: what is out of range is
     /// a warning at its line (an entry of a list at the entry's line).
     fn finish(&mut self) {
+        let plain: MapDeserializer<'a, _, toml::de::Error> =
+            MapDeserializer::new(std::mem::take(&mut self.plain).into_iter());
+        match KnobsPatch::deserialize(plain) {
+            Ok(patch) => {
+                let special = std::mem::replace(&mut self.patch, patch);
+                self.patch.models = special.models;
+                self.patch.path_weights = special.path_weights;
+            }
+            // Each value decoded alone above: together they do too.
+            Err(e) => self.warn(1, format!("ignored: {}", e.message().trim())),
+        }
         if let Some((line, n)) = self.budget {
             self.lines.insert("budget", (line, Vec::new()));
             self.patch.budget = Some(match self.unit {
@@ -430,12 +447,15 @@ mod tests {
              min_score = 0.5\nanswer_reserve = 100\nsanitize = false\nredact_secrets = false\n\
              intent = \"tests\"\ntoggles = { scores = true }\n\
              instructions = { review = \"Check the API.\" }\n\
+             glue = false\ndiversity = 0.5\nread_files = 5\nread_window = 64\n\
              [[path_weights]]\nglob = \" vendor/** \"\nweight = 0\n\
              [[models]]\nname = \"Ours\"\ncontext_window = 1000\ndefault_budget = 5000\n",
             &[
                 "answer_reserve=100",
                 "budget={\"chars\":9000}",
+                "diversity=0.5",
                 "format=\"markdown\"",
+                "glue=false",
                 "instructions={\"review\":\"Check the API.\"}",
                 "intent=\"tests\"",
                 "k=30",
@@ -446,6 +466,8 @@ mod tests {
                 "path_weights=[{\"glob\":\"vendor/**\",\"weight\":0.0}]",
                 "primer_boost=1.0",
                 "primers=[\"README.md\"]",
+                "read_files=5",
+                "read_window=64",
                 "recency_half_life_days=7.0",
                 "recency_weight=0.25",
                 "redact_secrets=false",
@@ -497,7 +519,7 @@ mod tests {
 
     #[test]
     fn every_listed_key_is_known() {
-        for key in KEYS {
+        for key in KEYS.iter() {
             let warnings = apply(&format!("{key} = {{}}\n"), &mut Knobs::default());
             assert!(
                 warnings
@@ -516,7 +538,7 @@ mod tests {
             .filter_map(|l| l.strip_prefix("//! "))
             .collect::<Vec<_>>()
             .join("\n");
-        for key in KEYS {
+        for key in KEYS.iter() {
             assert!(
                 docs.contains(&format!("{key} ="))
                     || docs.contains(&format!("[{key}]"))
