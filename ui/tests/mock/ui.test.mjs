@@ -258,17 +258,26 @@ test('the token map asking an old question is stopped when another is asked', as
     window.__loupeMock.calls.some((c) => c.cmd === 'token_map' && c.args.question === 'how does packing work?'),
   );
   await type(p, 'where are the tests?');
-  // The map's held ask is stopped and the map asks the new question while
-  // the engine still holds every answer back (without the stop, it would
-  // wait for the old one).
-  await p.waitForFunction(() =>
-    window.__loupeMock.calls.some((c) => c.cmd === 'token_map' && c.args.question === 'where are the tests?'),
-  );
+  // The map's held ask is stopped at once (without the stop, the engine
+  // would answer the old one first).
+  await p.waitForFunction(() => window.__loupeMock.calls.some((c) => c.cmd === 'cancel_question'));
   const stopped = await p.evaluate(() =>
     window.__loupeMock.calls.filter((c) => c.cmd === 'cancel_question').map((c) => c.args.question),
   );
   assert.deepEqual(stopped, ['how does packing work?']);
+  // The map asks the new question once the panel's answer has the
+  // re-ranker's reading: asked beside the panel's quick first answer, its
+  // own reading would hold that answer back.
+  const mapAsked = () =>
+    p.evaluate(() => window.__loupeMock.calls.some((c) => c.cmd === 'token_map' && c.args.question === 'where are the tests?'));
+  assert.equal(await mapAsked(), false);
   await p.evaluate(() => window.__loupeMock.releaseAssemble());
+  await p.waitForFunction(() => {
+    const calls = window.__loupeMock.calls;
+    const map = calls.findIndex((c) => c.cmd === 'token_map' && c.args.question === 'where are the tests?');
+    const read = calls.findIndex((c) => c.cmd === 'assemble' && c.args.question === 'where are the tests?' && !c.args.skipReading);
+    return map >= 0 && read >= 0 && read < map;
+  });
   await p.locator('[data-testid="map-node"][data-status="included"]').first().waitFor();
   // The stopped ask is not an error the map shows.
   assert.equal(await p.getByTestId('map-error').count(), 0);

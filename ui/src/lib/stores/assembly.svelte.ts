@@ -6,6 +6,7 @@
 // prompt.
 
 import { BackendError, type AssemblyDto, type ChunkDetailDto, type KnobsDto, type MarkDto, type RowDto, type SelectionDto, type TargetDto } from '../backend';
+import { untrack } from 'svelte';
 import { latestOnly } from '../latest';
 import { rowKey } from '../rows';
 import type { Loupe } from './loupe.svelte';
@@ -71,8 +72,8 @@ export class AssemblyStore {
   private landing = 'vectors';
   /** The question the re-ranker last read for: a knob moved on it asks
    * with the reading at once (its pairs are cached), a new one first
-   * without. */
-  private readFor: Asked | null = null;
+   * without. Reactive for the token map, which waits for it. */
+  private readFor = $state<Asked | null>(null);
 
   /** Candidates each path-weight glob decided in the last assembly. */
   ruleCounts = $derived.by(() => {
@@ -118,8 +119,16 @@ export class AssemblyStore {
       void app.version;
       const asked = { root: project.status.root, question: question.text, agent: agent?.id ?? null, change };
       const values = $state.snapshot(knobs.values);
-      this.request({ ...asked, knobs: values, skipReading: values.read_files > 0 && !sameAsked(this.readFor, asked) });
+      this.request({ ...asked, knobs: values, skipReading: values.read_files > 0 && !untrack(() => sameAsked(this.readFor, asked)) });
     });
+  }
+
+  /** Whether the question `asked` under `knobs` still waits for the
+   * re-ranker's first reading (the panel asks without it first): the token
+   * map waits for it, so that its own ask reads cached pairs and never
+   * holds the panel's quick answer back behind a reading. */
+  unread(asked: Asked, knobs: KnobsDto): boolean {
+    return knobs.read_files > 0 && asked.question.trim() !== '' && !sameAsked(this.readFor, asked);
   }
 
   private drawn(result: AssemblyDto, args: PanelAsk) {

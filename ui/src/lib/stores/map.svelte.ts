@@ -46,14 +46,16 @@ export class MapStore {
       const agent = app.agents.view?.detail.request ?? null;
       const change = agent ? null : app.changes.arg;
       void app.version;
-      this.request({
-        root: project.status.root,
-        question: app.question.text,
-        knobs: $state.snapshot(knobs.values),
-        agent: agent?.id ?? null,
-        change,
-        under: this.under,
-      });
+      const asked = { root: project.status.root, question: app.question.text, agent: agent?.id ?? null, change };
+      const values = $state.snapshot(knobs.values);
+      // After the panel's reading of a new question (its pairs then cached):
+      // asked beside it, the map's reading would hold the panel's quick answer.
+      // An ask of an earlier question still running is stopped meanwhile.
+      if (app.assembly.unread(asked, values)) {
+        this.request.drop();
+        return;
+      }
+      this.request({ ...asked, knobs: values, under: this.under });
     });
   }
 
