@@ -431,3 +431,44 @@ fn a_query_on_a_new_folder_answers_from_the_lexical_stage_unless_told_to_wait() 
     let (with, of) = counts.split_once('/').unwrap();
     assert_eq!(with, of, "{done}");
 }
+
+/// Issue 49: a re-ranker file that is missing or damaged costs no answer:
+/// the prompt is today's ranking (the same bytes as with the re-ranker
+/// off) and stderr says so once.
+#[test]
+fn a_missing_or_damaged_reader_model_answers_with_todays_ranking_and_one_warning() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 12);
+    let question = "how is the frobnication number computed?";
+    let ask = |reader: &[&str]| {
+        let out = loupe(data.path())
+            .args(["--embedder", "none"])
+            .args(reader)
+            .arg("query")
+            .arg(dir.path())
+            .arg(question)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{reader:?}: {err}");
+        (String::from_utf8(out.stdout).unwrap(), err)
+    };
+    let (off, err) = ask(&["--no-reader"]);
+    assert!(off.contains("fn helper_"), "{off}");
+    assert!(!err.contains("not re-ranked"), "{err}");
+
+    let models = tempfile::tempdir().unwrap();
+    let damaged = models.path().join("damaged.safetensors");
+    std::fs::write(&damaged, b"not a model at all").unwrap();
+    let missing = models.path().join("no-such-model.safetensors");
+    for model in [&missing, &damaged] {
+        let (prompt, err) = ask(&["--reader-model", model.to_str().unwrap()]);
+        assert_eq!(prompt, off, "{}", model.display());
+        assert_eq!(
+            err.matches("not re-ranked (today's ranking)").count(),
+            1,
+            "{err}"
+        );
+    }
+}
