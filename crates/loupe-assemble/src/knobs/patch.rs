@@ -96,83 +96,121 @@ pub struct TogglesPatch {
     pub diff_as_code: Option<bool>,
 }
 
-/// A change to [`Knobs`]: every field optional, `None` keeps the base's
-/// value. `path_weights` sets each rule's glob over the base's rules
-/// (a glob the base has gets this weight; the base's other rules stay);
-/// every other field replaces the base's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct KnobsPatch {
-    /// Model name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// User rows of the model table (replace the base's rows).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub models: Option<Vec<ModelSpec>>,
-    /// The budget.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget: Option<Budget>,
-    /// Path weight rules, set per glob over the base's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path_weights: Option<Vec<PathWeight>>,
-    /// Primer file names or globs (replace the base's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub primers: Option<Vec<String>>,
-    /// Added to primer files' scores.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub primer_boost: Option<f32>,
-    /// Share of the leading files' best score their other chunks get.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sibling_share: Option<f32>,
-    /// Recency half-life in days.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recency_half_life_days: Option<f32>,
-    /// Recency boost of a file edited now.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recency_weight: Option<f32>,
-    /// Files the re-ranker reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_files: Option<usize>,
-    /// Word pieces the re-ranker reads per file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_window: Option<usize>,
-    /// The classified intent, overridden.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub intent: Option<Intent>,
-    /// Cap on automatic items.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub k: Option<usize>,
-    /// Minimum score of automatic items.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_score: Option<f32>,
-    /// MMR λ.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diversity: Option<f32>,
-    /// Levels of detail by score band.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lod: Option<bool>,
-    /// Tokens kept free for the answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub answer_reserve: Option<u32>,
-    /// Output format.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub format: Option<Format>,
-    /// Output toggles.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub toggles: Option<TogglesPatch>,
-    /// Sanitizing retrieved text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sanitize: Option<bool>,
-    /// Secret redaction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub redact_secrets: Option<bool>,
-    /// Headers of enclosing definitions.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub glue: Option<bool>,
-    /// Instruction preambles, set per question type over the base's; an
-    /// empty text puts the built-in one back.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<std::collections::BTreeMap<QuestionType, String>>,
+/// [`KnobsPatch`] and the lines of `apply` and `between` its fields'
+/// kinds decide, from one list.
+macro_rules! knobs_patch {
+    (
+        $(#[doc = $sdoc:literal])*
+        pub struct KnobsPatch {
+            $( $(#[doc = $doc:literal])* $f:ident : $t:ty => $kind:ident, )*
+        }
+    ) => {
+        $(#[doc = $sdoc])*
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct KnobsPatch {
+            $(
+                $(#[doc = $doc])*
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub $f: Option<$t>,
+            )*
+        }
+
+        impl KnobsPatch {
+            /// The `replace` and `option` knobs of this patch over `knobs`.
+            fn apply_declared(&self, knobs: &mut Knobs) {
+                $( knobs_patch!(@apply $kind, self, knobs, $f); )*
+            }
+
+            /// The `replace`, `option` and `cleaned` knobs that differ.
+            fn between_declared(base: &Knobs, target: &Knobs, patch: &mut KnobsPatch) {
+                $( knobs_patch!(@between $kind, base, target, patch, $f); )*
+            }
+        }
+    };
+    (@apply replace, $p:ident, $k:ident, $f:ident) => {
+        if let Some(v) = &$p.$f {
+            $k.$f = v.clone();
+        }
+    };
+    (@apply option, $p:ident, $k:ident, $f:ident) => {
+        if $p.$f.is_some() {
+            $k.$f = $p.$f.clone();
+        }
+    };
+    (@apply $other:ident, $($rest:tt)*) => {};
+    (@between replace, $b:ident, $t:ident, $p:ident, $f:ident) => {
+        $p.$f = ($b.$f != $t.$f).then(|| $t.$f.clone());
+    };
+    (@between cleaned, $b:ident, $t:ident, $p:ident, $f:ident) => {
+        $p.$f = ($b.$f != $t.$f).then(|| $t.$f.clone());
+    };
+    (@between option, $b:ident, $t:ident, $p:ident, $f:ident) => {
+        $p.$f = if $b.$f != $t.$f { $t.$f.clone() } else { None };
+    };
+    (@between custom, $($rest:tt)*) => {};
+}
+
+knobs_patch! {
+    /// A change to [`Knobs`]: every field optional, `None` keeps the base's
+    /// value. `path_weights` sets each rule's glob over the base's rules
+    /// (a glob the base has gets this weight; the base's other rules stay);
+    /// every other field replaces the base's.
+    ///
+    /// Declared once below: each field with its kind, which writes its line
+    /// of [`KnobsPatch::apply`] and [`KnobsPatch::between`] (`replace`: the
+    /// base's value replaced; `option`: an optional knob set when given;
+    /// `cleaned`: set through a cleaning step in `apply`; `custom`: both by
+    /// hand).
+    pub struct KnobsPatch {
+        /// Model name.
+        model: String => cleaned,
+        /// User rows of the model table (replace the base's rows).
+        models: Vec<ModelSpec> => replace,
+        /// The budget.
+        budget: Budget => option,
+        /// Path weight rules, set per glob over the base's.
+        path_weights: Vec<PathWeight> => custom,
+        /// Primer file names or globs (replace the base's).
+        primers: Vec<String> => cleaned,
+        /// Added to primer files' scores.
+        primer_boost: f32 => replace,
+        /// Share of the leading files' best score their other chunks get.
+        sibling_share: f32 => replace,
+        /// Recency half-life in days.
+        recency_half_life_days: f32 => replace,
+        /// Recency boost of a file edited now.
+        recency_weight: f32 => replace,
+        /// Files the re-ranker reads.
+        read_files: usize => replace,
+        /// Word pieces the re-ranker reads per file.
+        read_window: usize => replace,
+        /// The classified intent, overridden.
+        intent: Intent => option,
+        /// Cap on automatic items.
+        k: usize => option,
+        /// Minimum score of automatic items.
+        min_score: f32 => option,
+        /// MMR λ.
+        diversity: f32 => option,
+        /// Levels of detail by score band.
+        lod: bool => replace,
+        /// Tokens kept free for the answer.
+        answer_reserve: u32 => replace,
+        /// Output format.
+        format: Format => replace,
+        /// Output toggles.
+        toggles: TogglesPatch => custom,
+        /// Sanitizing retrieved text.
+        sanitize: bool => replace,
+        /// Secret redaction.
+        redact_secrets: bool => replace,
+        /// Headers of enclosing definitions.
+        glue: bool => replace,
+        /// Instruction preambles, set per question type over the base's; an
+        /// empty text puts the built-in one back.
+        instructions: std::collections::BTreeMap<QuestionType, String> => custom,
+    }
 }
 
 /// Something in a patch that is out of range, found by
@@ -443,17 +481,9 @@ impl KnobsPatch {
 
     /// `knobs` with this patch over it.
     pub fn apply(&self, knobs: &mut Knobs) {
-        fn set<T: Clone>(knob: &mut T, value: &Option<T>) {
-            if let Some(v) = value {
-                *knob = v.clone();
-            }
-        }
+        self.apply_declared(knobs);
         if let Some(m) = &self.model {
             knobs.model = m.trim().to_owned();
-        }
-        set(&mut knobs.models, &self.models);
-        if self.budget.is_some() {
-            knobs.budget = self.budget;
         }
         for rule in self.path_weights.iter().flatten() {
             set_path_weight(&mut knobs.path_weights, rule.clone());
@@ -461,30 +491,6 @@ impl KnobsPatch {
         if let Some(p) = &self.primers {
             knobs.primers = clean_primers(p);
         }
-        set(&mut knobs.primer_boost, &self.primer_boost);
-        set(&mut knobs.sibling_share, &self.sibling_share);
-        set(
-            &mut knobs.recency_half_life_days,
-            &self.recency_half_life_days,
-        );
-        set(&mut knobs.recency_weight, &self.recency_weight);
-        set(&mut knobs.read_files, &self.read_files);
-        set(&mut knobs.read_window, &self.read_window);
-        if self.intent.is_some() {
-            knobs.intent = self.intent;
-        }
-        if self.k.is_some() {
-            knobs.k = self.k;
-        }
-        if self.min_score.is_some() {
-            knobs.min_score = self.min_score;
-        }
-        if self.diversity.is_some() {
-            knobs.diversity = self.diversity;
-        }
-        set(&mut knobs.lod, &self.lod);
-        set(&mut knobs.answer_reserve, &self.answer_reserve);
-        set(&mut knobs.format, &self.format);
         if let Some(t) = self.toggles {
             let toggles = &mut knobs.toggles;
             toggles.sources = t.sources.unwrap_or(toggles.sources);
@@ -493,9 +499,6 @@ impl KnobsPatch {
             toggles.lost_in_middle = t.lost_in_middle.unwrap_or(toggles.lost_in_middle);
             toggles.diff_as_code = t.diff_as_code.unwrap_or(toggles.diff_as_code);
         }
-        set(&mut knobs.sanitize, &self.sanitize);
-        set(&mut knobs.redact_secrets, &self.redact_secrets);
-        set(&mut knobs.glue, &self.glue);
         for (kind, text) in self.instructions.iter().flatten() {
             if text.trim().is_empty() {
                 knobs.instructions.remove(kind);
@@ -548,34 +551,14 @@ impl KnobsPatch {
                 instructions.insert(*kind, String::new());
             }
         }
-        KnobsPatch {
-            model: diff(&base.model, &target.model),
-            models: diff(&base.models, &target.models),
-            budget: diff(&base.budget, &target.budget).flatten(),
+        let mut patch = KnobsPatch {
             path_weights: (!weights.is_empty()).then_some(weights),
-            primers: diff(&base.primers, &target.primers),
-            primer_boost: diff(&base.primer_boost, &target.primer_boost),
-            sibling_share: diff(&base.sibling_share, &target.sibling_share),
-            recency_half_life_days: diff(
-                &base.recency_half_life_days,
-                &target.recency_half_life_days,
-            ),
-            recency_weight: diff(&base.recency_weight, &target.recency_weight),
-            read_files: diff(&base.read_files, &target.read_files),
-            read_window: diff(&base.read_window, &target.read_window),
-            intent: diff(&base.intent, &target.intent).flatten(),
-            k: diff(&base.k, &target.k).flatten(),
-            min_score: diff(&base.min_score, &target.min_score).flatten(),
-            diversity: diff(&base.diversity, &target.diversity).flatten(),
-            lod: diff(&base.lod, &target.lod),
-            answer_reserve: diff(&base.answer_reserve, &target.answer_reserve),
-            format: diff(&base.format, &target.format),
             toggles: (toggles != TogglesPatch::default()).then_some(toggles),
-            sanitize: diff(&base.sanitize, &target.sanitize),
-            redact_secrets: diff(&base.redact_secrets, &target.redact_secrets),
-            glue: diff(&base.glue, &target.glue),
             instructions: (!instructions.is_empty()).then_some(instructions),
-        }
+            ..KnobsPatch::default()
+        };
+        KnobsPatch::between_declared(base, target, &mut patch);
+        patch
     }
 
     /// `base` with this patch over it, as a new value.
@@ -752,6 +735,58 @@ mod tests {
         got.path_weights.retain(|w| w.glob != "docs/**");
         assert_eq!(got, target);
         assert_eq!(KnobsPatch::between(&base, &base), KnobsPatch::default());
+    }
+
+    /// Every field of the patch, whatever its kind in `knobs_patch!`:
+    /// a target that changes every knob comes back through `between` and
+    /// `apply`, and the patch sets every field.
+    #[test]
+    fn every_knob_goes_through_between_and_apply() {
+        let base = Knobs::default();
+        let target = Knobs {
+            model: "o3".into(),
+            models: vec![ModelSpec {
+                name: "ours".into(),
+                encoding: crate::tokens::Encoding::Cl100kBase,
+                context_window: 1000,
+                default_budget: 500,
+                safety_margin: 0.1,
+                exact: false,
+            }],
+            budget: Some(Budget::Chars(5000)),
+            path_weights: vec![rule("src/**", 1.5)],
+            primers: vec!["NOTES.md".into()],
+            primer_boost: 0.5,
+            sibling_share: 0.2,
+            recency_half_life_days: 7.0,
+            recency_weight: 0.2,
+            read_files: 3,
+            read_window: 64,
+            intent: Some(Intent::Tests),
+            k: Some(5),
+            min_score: Some(0.1),
+            diversity: Some(0.5),
+            lod: false,
+            answer_reserve: 100,
+            format: Format::Markdown,
+            toggles: crate::render::Toggles {
+                sources: !base.toggles.sources,
+                scores: !base.toggles.scores,
+                structured: !base.toggles.structured,
+                lost_in_middle: !base.toggles.lost_in_middle,
+                diff_as_code: !base.toggles.diff_as_code,
+            },
+            sanitize: false,
+            redact_secrets: false,
+            glue: false,
+            instructions: [(QuestionType::Debugging, "Find the cause.".to_owned())].into(),
+            ..base.clone()
+        };
+        let patch = KnobsPatch::between(&base, &target);
+        let set = serde_json::to_value(&patch).unwrap();
+        let names = set.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(names.len(), 23, "every field set: {names:?}");
+        assert_eq!(patch.applied(&base), target);
     }
 
     #[test]
