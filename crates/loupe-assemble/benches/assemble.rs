@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::{
-    AssembleRequest, Budget, Candidate, Chunk, ChunkKind, Knobs, OutlineSpan, Role, Signals,
-    SpanKind, assemble,
+    AssembleRequest, Budget, Candidate, Chunk, Knobs, OutlineSpan, Role, Signals, SpanKind,
+    assemble,
 };
 
 /// Candidates in the benchmark (issue 3: "over 1,000 candidates").
@@ -43,12 +43,7 @@ fn candidate(n: usize) -> Candidate {
     ];
     Candidate {
         chunk: Chunk {
-            id: n as i64,
-            path: format!("src/module_{}/file_{}.rs", n % 17, n % 101),
-            language: "rust".into(),
-            kind: ChunkKind::Function,
             symbol: Some(format!("handler_{n}")),
-            parent: None,
             start_byte: (n as u32) * 4_000,
             end_byte: (n as u32) * 4_000 + text.len() as u32,
             start_line: 1 + n as u32 * 100,
@@ -58,10 +53,14 @@ fn candidate(n: usize) -> Candidate {
             } else {
                 Role::Code
             },
-            tokens: 0,
             hash: format!("{n:016x}"),
             text,
             outline,
+            ..Chunk::sample(
+                n as i64,
+                &format!("src/module_{}/file_{}.rs", n % 17, n % 101),
+                "",
+            )
         },
         signals: Signals {
             bm25_rank: (!n.is_multiple_of(3)).then_some(1 + n as u32 / 2),

@@ -216,28 +216,19 @@ pub fn packed(candidates: &[Candidate], assembly: &Assembly) -> Packed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loupe_assemble::model::{ChunkKind, OutlineSpan, Role};
+    use loupe_assemble::model::OutlineSpan;
 
     fn chunk(text: &str, outline: Vec<(SpanKind, u32, u32)>) -> Chunk {
         Chunk {
-            id: 1,
-            path: "a.rs".into(),
-            language: "rust".into(),
-            kind: ChunkKind::Function,
             symbol: Some("f".into()),
-            parent: None,
-            start_byte: 0,
             end_byte: text.len() as u32,
             start_line: 10,
             end_line: 10 + text.matches('\n').count() as u32 - 1,
-            role: Role::Code,
-            text: text.into(),
             outline: outline
                 .into_iter()
                 .map(|(kind, start, end)| OutlineSpan { kind, start, end })
                 .collect(),
-            hash: String::new(),
-            tokens: 0,
+            ..Chunk::sample(1, "a.rs", text)
         }
     }
 

@@ -1241,21 +1241,8 @@ mod tests {
 
     fn chunk(id: ChunkId, path: &str, text: &str) -> Chunk {
         Chunk {
-            id,
-            path: path.into(),
-            language: "rust".into(),
-            kind: loupe_assemble::ChunkKind::Function,
-            symbol: None,
-            parent: None,
-            start_byte: 0,
             end_byte: text.len() as u32,
-            start_line: 1,
-            end_line: 1,
-            role: loupe_assemble::Role::Code,
-            text: text.into(),
-            outline: Vec::new(),
-            hash: String::new(),
-            tokens: 0,
+            ..Chunk::sample(id, path, text)
         }
     }
 
