@@ -96,13 +96,13 @@ pub struct TogglesPatch {
     pub diff_as_code: Option<bool>,
 }
 
-/// [`KnobsPatch`] and the lines of `apply` and `between` its fields'
-/// kinds decide, from one list.
+/// [`KnobsPatch`] and the lines of `apply`, `between`, `normalize` and
+/// `validate` its fields' kinds and ranges decide, from one list.
 macro_rules! knobs_patch {
     (
         $(#[doc = $sdoc:literal])*
         pub struct KnobsPatch {
-            $( $(#[doc = $doc:literal])* $f:ident : $t:ty => $kind:ident, )*
+            $( $(#[doc = $doc:literal])* $f:ident : $t:ty => $kind:ident $(in $limit:ident)?, )*
         }
     ) => {
         $(#[doc = $sdoc])*
@@ -126,7 +126,26 @@ macro_rules! knobs_patch {
             fn between_declared(base: &Knobs, target: &Knobs, patch: &mut KnobsPatch) {
                 $( knobs_patch!(@between $kind, base, target, patch, $f); )*
             }
+
+            /// The number knobs declared with a range (`in LIMIT`), in
+            /// field order: name, value, range.
+            fn numbers_declared(&mut self) -> Vec<(&'static str, &mut Option<f32>, limits::Limit)> {
+                vec![$( $( (stringify!($f), &mut self.$f, limits::$limit), )? )*]
+            }
         }
+
+        impl Knobs {
+            /// The number knobs declared with a range, clamped into it.
+            fn clamp_declared(&mut self) {
+                $( $( knobs_patch!(@clamp $kind, self, $f, $limit); )? )*
+            }
+        }
+    };
+    (@clamp replace, $k:ident, $f:ident, $limit:ident) => {
+        $k.$f = limits::$limit.clamp($k.$f);
+    };
+    (@clamp option, $k:ident, $f:ident, $limit:ident) => {
+        $k.$f = $k.$f.map(|v| limits::$limit.clamp(v));
     };
     (@apply replace, $p:ident, $k:ident, $f:ident) => {
         if let Some(v) = &$p.$f {
@@ -161,7 +180,9 @@ knobs_patch! {
     /// of [`KnobsPatch::apply`] and [`KnobsPatch::between`] (`replace`: the
     /// base's value replaced; `option`: an optional knob set when given;
     /// `cleaned`: set through a cleaning step in `apply`; `custom`: both by
-    /// hand).
+    /// hand). A number knob's `in LIMIT` (a range in [`limits`]) also
+    /// writes its clamp in [`Knobs::normalize`] and its check in
+    /// [`KnobsPatch::validate`].
     pub struct KnobsPatch {
         /// Model name.
         model: String => cleaned,
@@ -174,13 +195,13 @@ knobs_patch! {
         /// Primer file names or globs (replace the base's).
         primers: Vec<String> => cleaned,
         /// Added to primer files' scores.
-        primer_boost: f32 => replace,
+        primer_boost: f32 => replace in PRIMER_BOOST,
         /// Share of the leading files' best score their other chunks get.
-        sibling_share: f32 => replace,
+        sibling_share: f32 => replace in SIBLING_SHARE,
         /// Recency half-life in days.
-        recency_half_life_days: f32 => replace,
+        recency_half_life_days: f32 => replace in RECENCY_HALF_LIFE_DAYS,
         /// Recency boost of a file edited now.
-        recency_weight: f32 => replace,
+        recency_weight: f32 => replace in RECENCY_WEIGHT,
         /// Files the re-ranker reads.
         read_files: usize => replace,
         /// Word pieces the re-ranker reads per file.
@@ -190,9 +211,9 @@ knobs_patch! {
         /// Cap on automatic items.
         k: usize => option,
         /// Minimum score of automatic items.
-        min_score: f32 => option,
+        min_score: f32 => option in MIN_SCORE,
         /// MMR λ.
-        diversity: f32 => option,
+        diversity: f32 => option in DIVERSITY,
         /// Levels of detail by score band.
         lod: bool => replace,
         /// Tokens kept free for the answer.
@@ -326,17 +347,12 @@ impl Knobs {
             })
             .collect();
         self.primers = clean_primers(&self.primers);
-        self.primer_boost = PRIMER_BOOST.clamp(self.primer_boost);
-        self.sibling_share = SIBLING_SHARE.clamp(self.sibling_share);
-        self.recency_weight = RECENCY_WEIGHT.clamp(self.recency_weight);
-        self.recency_half_life_days = RECENCY_HALF_LIFE_DAYS.clamp(self.recency_half_life_days);
+        self.clamp_declared();
         self.read_files = self.read_files.min(MAX_READ_FILES);
         self.read_window = self
             .read_window
             .clamp(*READ_WINDOW.start(), *READ_WINDOW.end());
         self.k = self.k.map(|k| k.clamp(1, MAX_K));
-        self.min_score = self.min_score.map(|m| MIN_SCORE.clamp(m));
-        self.diversity = self.diversity.map(|d| DIVERSITY.clamp(d));
         self.instructions.retain(|_, text| !text.trim().is_empty());
         for text in self.instructions.values_mut() {
             if let Some((at, _)) = text.char_indices().nth(MAX_INSTRUCTIONS_CHARS) {
@@ -377,18 +393,7 @@ impl KnobsPatch {
                 ),
             );
         }
-        let numbers: [(&'static str, &mut Option<f32>, Limit); 6] = [
-            ("primer_boost", &mut self.primer_boost, PRIMER_BOOST),
-            ("sibling_share", &mut self.sibling_share, SIBLING_SHARE),
-            (
-                "recency_half_life_days",
-                &mut self.recency_half_life_days,
-                RECENCY_HALF_LIFE_DAYS,
-            ),
-            ("recency_weight", &mut self.recency_weight, RECENCY_WEIGHT),
-            ("min_score", &mut self.min_score, MIN_SCORE),
-            ("diversity", &mut self.diversity, DIVERSITY),
-        ];
+        let numbers = self.numbers_declared();
         for (knob, value, limit) in numbers {
             if let Some(v) = *value
                 && !limit.contains(v)
@@ -787,6 +792,63 @@ mod tests {
         let names = set.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(names.len(), 23, "every field set: {names:?}");
         assert_eq!(patch.applied(&base), target);
+    }
+
+    /// Every number declared with a range: `normalize` clamps it and
+    /// `validate` takes it out, named.
+    #[test]
+    fn every_ranged_number_is_clamped_and_checked() {
+        let mut knobs = Knobs {
+            primer_boost: 9.0,
+            sibling_share: 9.0,
+            recency_half_life_days: -1.0,
+            recency_weight: 9.0,
+            min_score: Some(9.0),
+            diversity: Some(f32::NAN),
+            ..Knobs::default()
+        };
+        knobs.normalize();
+        use limits::*;
+        assert_eq!(
+            (
+                knobs.primer_boost,
+                knobs.sibling_share,
+                knobs.recency_half_life_days,
+                knobs.recency_weight,
+                knobs.min_score,
+                knobs.diversity,
+            ),
+            (
+                PRIMER_BOOST.max,
+                SIBLING_SHARE.max,
+                RECENCY_HALF_LIFE_DAYS.min,
+                RECENCY_WEIGHT.max,
+                Some(MIN_SCORE.max),
+                Some(DIVERSITY.min),
+            )
+        );
+        let mut patch = KnobsPatch {
+            primer_boost: Some(9.0),
+            sibling_share: Some(9.0),
+            recency_half_life_days: Some(-1.0),
+            recency_weight: Some(9.0),
+            min_score: Some(9.0),
+            diversity: Some(f32::NAN),
+            ..KnobsPatch::default()
+        };
+        let named: Vec<_> = patch.validate().into_iter().map(|p| p.knob).collect();
+        assert_eq!(
+            named,
+            [
+                "primer_boost",
+                "sibling_share",
+                "recency_half_life_days",
+                "recency_weight",
+                "min_score",
+                "diversity"
+            ]
+        );
+        assert_eq!(patch, KnobsPatch::default());
     }
 
     #[test]
