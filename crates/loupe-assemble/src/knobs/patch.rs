@@ -161,8 +161,8 @@ macro_rules! knobs_patch {
     (@between replace, $b:ident, $t:ident, $p:ident, $f:ident) => {
         $p.$f = ($b.$f != $t.$f).then(|| $t.$f.clone());
     };
-    (@between cleaned, $b:ident, $t:ident, $p:ident, $f:ident) => {
-        $p.$f = ($b.$f != $t.$f).then(|| $t.$f.clone());
+    (@between cleaned, $($rest:tt)*) => {
+        knobs_patch!(@between replace, $($rest)*);
     };
     (@between option, $b:ident, $t:ident, $p:ident, $f:ident) => {
         $p.$f = if $b.$f != $t.$f { $t.$f.clone() } else { None };

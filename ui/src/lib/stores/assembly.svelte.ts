@@ -27,13 +27,7 @@ const sameAsked = (a: Asked | null, b: Asked) =>
  * so either left running holds the next question back. A knob moved on
  * the same question waits for it instead. */
 export function stopIfMoot(app: Loupe, running: Asked, next: Asked | null) {
-  const same =
-    next &&
-    next.root === running.root &&
-    next.question === running.question &&
-    next.agent === running.agent &&
-    next.change === running.change;
-  if (!same && app.backend) void app.backend.cancelQuestion(running.root, running.question).catch(() => {});
+  if (!(next && sameAsked(running, next)) && app.backend) void app.backend.cancelQuestion(running.root, running.question).catch(() => {});
 }
 
 /** The rows in the prompt, by `rowKey` (ids of an answer from a scan are
@@ -119,7 +113,7 @@ export class AssemblyStore {
       void app.version;
       const asked = { root: project.status.root, question: question.text, agent: agent?.id ?? null, change };
       const values = $state.snapshot(knobs.values);
-      this.request({ ...asked, knobs: values, skipReading: values.read_files > 0 && !untrack(() => sameAsked(this.readFor, asked)) });
+      this.request({ ...asked, knobs: values, skipReading: untrack(() => this.notReadYet(asked, values)) });
     });
   }
 
@@ -128,7 +122,12 @@ export class AssemblyStore {
    * map waits for it, so that its own ask reads cached pairs and never
    * holds the panel's quick answer back behind a reading. */
   unread(asked: Asked, knobs: KnobsDto): boolean {
-    return knobs.read_files > 0 && asked.question.trim() !== '' && !sameAsked(this.readFor, asked);
+    return asked.question.trim() !== '' && this.notReadYet(asked, knobs);
+  }
+
+  /** The re-ranker is on and has not read `asked` yet. */
+  private notReadYet(asked: Asked, knobs: KnobsDto): boolean {
+    return knobs.read_files > 0 && !sameAsked(this.readFor, asked);
   }
 
   private drawn(result: AssemblyDto, args: PanelAsk) {
