@@ -12,6 +12,7 @@
 use loupe_assemble::classify::{Intent, QuestionType};
 use loupe_assemble::report::{BANNED, DropReason, ItemStatus};
 use loupe_assemble::{Assembly, Budget, Candidate, ChunkId, Knobs};
+use loupe_engine::stores::graph::VectorSearch;
 use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -142,6 +143,11 @@ pub struct StatusDto {
     pub vector_model: Option<String>,
     /// Chunks that have a vector (they arrive after the lexical stage).
     pub vector_chunks: u32,
+    /// How questions search the vectors: `null` for the exact scan of
+    /// every point (a project below the graph's size), the share built
+    /// (0–99) while a graph is built in the background and the scan still
+    /// answers, 100 once the graph answers.
+    pub vector_graph: Option<u32>,
     /// Skipped or degraded files in the last run.
     pub diagnostics: u32,
     /// What opening had to repair.
@@ -162,6 +168,13 @@ impl From<&Status> for StatusDto {
             vectors_ready: s.vectors_ready,
             vector_model: s.vector_model.clone(),
             vector_chunks: count(s.vector_chunks),
+            vector_graph: match s.vector_search {
+                VectorSearch::Scan | VectorSearch::GraphSaved => None,
+                VectorSearch::GraphBuilding { done, total } => {
+                    Some(count(done.saturating_mul(100) / total.max(1)).min(99))
+                }
+                VectorSearch::Graph => Some(100),
+            },
             diagnostics: count(s.diagnostics),
             recovered: s.recovered.clone(),
             history_commits: count(s.history_commits),

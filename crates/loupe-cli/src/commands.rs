@@ -3,6 +3,7 @@
 use crate::map::{MapView, map};
 use crate::setup::{
     cancel_on_ctrl_c, embedder, index_if_new, index_with_bar, knob_patch, open, team_knobs,
+    wait_for_graph_with_bar,
 };
 use crate::{Cli, Command, ReportFormat, Wait};
 use anyhow::{Result, bail};
@@ -149,6 +150,7 @@ async fn index_for(project: &Project, path: &Path, wait: Wait) -> Result<()> {
 async fn index(cli: &Cli, path: &Path, json: bool) -> Result<()> {
     let project = open(cli, path).await?;
     let report = index_with_bar(&project, path).await?;
+    wait_for_graph_with_bar(&project).await;
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -225,9 +227,10 @@ async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result
     outln!("lexical:  {} chunks", status.lexical_chunks);
     match &status.vector_model {
         Some(model) => outln!(
-            "vectors:  {}/{} chunks ({model}){}",
+            "vectors:  {}/{} chunks ({model}), {}{}",
             status.vector_chunks,
             status.chunks,
+            status.vector_search,
             if status.vectors_ready {
                 ""
             } else {

@@ -35,6 +35,7 @@ impl Bar {
                 Stage::Ready => "searchable",
                 Stage::Embed => "embedding",
                 Stage::Vectors => "vector index",
+                Stage::Graph => "vector graph",
                 Stage::Distill => "distilling",
                 Stage::Wait => "waiting for another Loupe process",
                 Stage::Done => "done",

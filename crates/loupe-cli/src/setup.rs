@@ -4,14 +4,15 @@
 //! and the knobs a command starts from (the team file, then the flags).
 
 use crate::progress::Bar;
-use crate::{Cli, EmbedderArg, FormatArg, KnobArgs};
+use crate::{Cli, Command, EmbedderArg, FormatArg, KnobArgs};
 use anyhow::{Context, Result, bail};
 use loupe_assemble::rank::PathWeight;
 use loupe_assemble::render::Format;
 use loupe_assemble::{Budget, Knobs, KnobsPatch};
 use loupe_engine::signals::embed::{CodeEmbedder, Embedder, HttpEmbedder, HttpEmbedderConfig};
 use loupe_engine::signals::reader::Reader;
-use loupe_engine::{CancelToken, IndexReport, Project, ProjectConfig, Until};
+use loupe_engine::stores::graph::GraphPolicy;
+use loupe_engine::{CancelToken, IndexReport, Progress, Project, ProjectConfig, Stage, Until};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -79,6 +80,7 @@ pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {
     };
     cfg.history = !cli.no_history;
     cfg.reader = reader(cli);
+    cfg.graph = graph_policy(cli);
     let project = Project::open(path, cfg)
         .await
         .with_context(|| format!("opening the index of {}", path.display()))?;
@@ -88,6 +90,19 @@ pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {
         eprintln!("note: {note}");
     }
     Ok(project)
+}
+
+/// Which commands give a large project's vectors a graph: those that
+/// index fully (`index`, which waits for it) or stay up (`mcp`, `watch`,
+/// which build it in the background). A one-shot question would exit long
+/// before a graph is built or even loaded, and scans.
+fn graph_policy(cli: &Cli) -> GraphPolicy {
+    match cli.command {
+        Command::Index { .. } | Command::Mcp(_) | Command::Watch { .. } => {
+            GraphPolicy::default().from_env()
+        }
+        _ => GraphPolicy::off(),
+    }
 }
 
 pub(crate) fn cancel_on_ctrl_c() -> CancelToken {
@@ -105,6 +120,24 @@ pub(crate) fn cancel_on_ctrl_c() -> CancelToken {
 /// An incremental index pass with a progress bar; Ctrl+C cancels it.
 pub(crate) async fn index_with_bar(project: &Project, path: &Path) -> Result<IndexReport> {
     index_until_with_bar(project, path, Until::Complete).await
+}
+
+/// Wait for the vector graph that an index run started, if any, with a
+/// progress bar; Ctrl+C stops waiting (the graph is built again next time).
+pub(crate) async fn wait_for_graph_with_bar(project: &Project) {
+    let bar = Bar::new();
+    let waiting = project.wait_for_graph(|done, total| {
+        bar.update(Progress {
+            stage: Stage::Graph,
+            done,
+            total: Some(total),
+        })
+    });
+    tokio::select! {
+        () = waiting => {}
+        _ = tokio::signal::ctrl_c() => eprintln!("\nnot waiting for the vector graph"),
+    }
+    bar.finish();
 }
 
 /// [`index_with_bar`], stopping where `until` says.

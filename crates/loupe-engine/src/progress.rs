@@ -31,6 +31,10 @@ pub enum Stage {
     Distill,
     /// Writing the vector index.
     Vectors,
+    /// Building the vector graph of a large project (`stores/graph.rs`):
+    /// `loupe index` waits for it; elsewhere it is built in the
+    /// background, and the scan answers meanwhile.
+    Graph,
     /// Waiting for another Loupe process to finish writing this project's
     /// index (writes serialize through its lock).
     Wait,

@@ -38,6 +38,7 @@ use crate::stores::catalog::{
     Applied, Catalog, FileState, FileUpdate, INDEX_VERSION, Inserted, Staging,
 };
 use crate::stores::chunk_set::ChunkSet;
+use crate::stores::graph::{GraphKeeper, GraphPolicy, VectorSearch};
 use crate::stores::lexical::{LexicalIndex, LexicalWriter, OpenState};
 use crate::stores::store::{self, WriteLock};
 use crate::stores::vectors::VectorIndex;
@@ -163,6 +164,10 @@ pub struct ProjectConfig {
     /// The re-ranker that reads the leading files with the question
     /// (`Reader::shipped()` in the doors); `None`: today's ranking alone.
     pub reader: Option<Arc<crate::signals::reader::Reader>>,
+    /// When the vectors get a graph (`stores/graph.rs`): from
+    /// [`GRAPH_MIN_POINTS`](crate::stores::graph::GRAPH_MIN_POINTS)
+    /// points, built in the background by default.
+    pub graph: GraphPolicy,
 }
 
 impl std::fmt::Debug for ProjectConfig {
@@ -188,6 +193,7 @@ impl ProjectConfig {
             history: true,
             fold_wal_bytes: crate::stores::catalog::FOLD_WAL_BYTES,
             reader: None,
+            graph: GraphPolicy::default(),
         }
     }
 }
@@ -275,6 +281,9 @@ pub struct Status {
     pub vector_chunks: u64,
     /// Whether every chunk has a vector.
     pub vectors_ready: bool,
+    /// How a question's vector search finds its candidates: the exact
+    /// scan, or a graph (built in the background on a large project).
+    pub vector_search: VectorSearch,
     /// Diagnostics of the last full run.
     pub diagnostics: u64,
     /// What `open` had to repair.
@@ -295,6 +304,8 @@ pub struct Project {
     /// Shared with the blocking task that scans it while a question's
     /// other signals are gathered (`retrieve::vectors`).
     pub(crate) vectors: Arc<RwLock<Option<VectorIndex>>>,
+    /// Gives `vectors` a graph once its rows file is large enough.
+    graph: GraphKeeper,
     pub(crate) live: RwLock<Arc<ChunkSet>>,
     /// Every indexed path, sorted: path mentions and primers are matched
     /// against it on every question.
@@ -524,12 +535,13 @@ impl Project {
         }
         let (lexical, state) = opened;
         let history_from = cfg.history;
+        let graph = GraphKeeper::new(dir.join("graph"), cfg.graph);
         let project = Self {
-            dir,
             cfg,
             catalog,
             lexical,
             vectors: Arc::new(RwLock::new(None)),
+            graph,
             live: RwLock::new(Arc::new(ChunkSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
@@ -548,6 +560,7 @@ impl Project {
             })),
             history_read: tokio::sync::Mutex::new(None),
             root,
+            dir,
         };
         let mut project = project;
         match state {
@@ -845,7 +858,11 @@ impl Project {
         tokio::task::block_in_place(|| match lock_mut(&self.vectors).as_mut() {
             Some(index) => index.save(&dir, generation),
             None => Ok(()),
-        })
+        })?;
+        // A save that wrote the rows file anew left the index without a
+        // graph.
+        self.graph.consider(&self.vectors);
+        Ok(())
     }
 
     /// Drop the held index's points whose chunks are gone (see
@@ -890,6 +907,16 @@ impl Project {
     pub(crate) fn hold_vectors(&self, index: VectorIndex) {
         *lock_mut(&self.vectors) = Some(index);
         self.vectors_epoch.fetch_add(1, Ordering::SeqCst);
+        self.graph.consider(&self.vectors);
+    }
+
+    /// Wait for the vector graph under way, if any, calling `progress`
+    /// with the points done and in all every tenth of a second.
+    pub async fn wait_for_graph(&self, progress: impl Fn(u64, u64)) {
+        while let Some((done, total)) = self.graph.pending() {
+            progress(done, total);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 
@@ -1017,6 +1044,7 @@ impl Project {
             generation,
             lexical_chunks: self.lexical.len(),
             vectors_ready: vector_model.is_some() && vector_chunks == chunks,
+            vector_search: self.graph.state(&self.vectors),
             vector_model,
             vector_chunks,
             diagnostics: self.catalog.diagnostics_count().await?,

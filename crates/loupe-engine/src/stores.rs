@@ -16,6 +16,7 @@
 
 pub mod catalog;
 pub mod chunk_set;
+pub mod graph;
 pub mod lexical;
 pub mod lexical_dir;
 pub mod store;

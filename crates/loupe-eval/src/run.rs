@@ -407,6 +407,9 @@ async fn run_examples(
             cfg.walk.max_file_bytes = cli.max_file_bytes;
             cfg.embedder = embedder.clone();
             cfg.reader = cli.reader.clone();
+            // The size a project gets a graph from, as the CLI's long-lived
+            // commands have it (`LOUPE_GRAPH_MIN_POINTS` to measure one).
+            cfg.graph = loupe_engine::stores::graph::GraphPolicy::default().from_env();
             let prepared = prepare(e, &wt, &mut project, cfg, args.scan, &cancel, &bar).await;
             // One retrieval per example, shared by every budget and variant.
             let mut cache = AskCache::default();
@@ -538,6 +541,9 @@ async fn prepare(
         });
     }
     let report = project.index(&sink, cancel).await.context("indexing")?;
+    // A graph the run started (`LOUPE_GRAPH_MIN_POINTS` set low) answers
+    // every question of this commit, not only the later ones.
+    project.wait_for_graph(|_, _| {}).await;
     // The work tree has no `.git`: its history is the mirror's, up to the
     // example's base commit (never the fix itself, which comes after it).
     project

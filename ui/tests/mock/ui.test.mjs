@@ -319,6 +319,19 @@ test('indexing progress is live and Cancel stops it', async () => {
   await p.close();
 });
 
+test('the status bar follows a vector graph built in the background until it answers', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/graph');
+  await p.getByTestId('open-button').click();
+  const vectors = p.getByTestId('signal-vectors');
+  await p.waitForFunction(() => /graph building \d+%/.test(document.querySelector('[data-testid="signal-vectors"]')?.textContent ?? ''));
+  assert.match(await vectors.innerText(), /vectors · exact scan, graph building \d+%/);
+  // The bar asks again on its own until the graph answers.
+  await p.waitForFunction(() => /· graph$/.test(document.querySelector('[data-testid="signal-vectors"]')?.textContent?.trim() ?? ''), null, { timeout: 10000 });
+  assert.equal(await vectors.getAttribute('data-state'), 'ready');
+  assert.match(await vectors.getAttribute('title'), /graph over the chunk vectors/);
+});
+
 test('a first open is usable at its lexical stage; when the vectors land the question re-assembles and marks what changed', async () => {
   const p = await page(null);
   // Short enough that the table scrolls.

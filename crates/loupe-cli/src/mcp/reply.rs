@@ -471,7 +471,10 @@ pub fn status_reply(
     let vectors = match &s.vector_model {
         Some(model) => Signal {
             ready: s.vectors_ready,
-            detail: format!("{} of {} chunks ({model})", s.vector_chunks, s.chunks),
+            detail: format!(
+                "{} of {} chunks ({model}), {}",
+                s.vector_chunks, s.chunks, s.vector_search
+            ),
         },
         None => Signal {
             ready: false,

@@ -389,6 +389,50 @@ fn a_reader_that_stops_early_ends_the_query_quietly() {
 }
 
 #[test]
+fn an_index_past_the_graphs_size_waits_for_its_graph_and_status_says_so() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    generate(dir.path(), 30);
+    let vectors_line = || {
+        let status = run_ok(
+            loupe(data.path())
+                .args(["--embedder", "code", "status"])
+                .arg(dir.path()),
+        );
+        let line = status.lines().find(|l| l.starts_with("vectors:")).unwrap();
+        line.to_owned()
+    };
+    // Below the graph's size: the scan, and no graph on disk.
+    run_ok(
+        loupe(data.path())
+            .args(["--embedder", "code", "index"])
+            .arg(dir.path()),
+    );
+    assert!(vectors_line().ends_with("exact scan"), "{}", vectors_line());
+    let manifests = || {
+        walk_files(data.path())
+            .into_iter()
+            .filter(|p| p.ends_with("graph/manifest.json"))
+            .count()
+    };
+    assert_eq!(manifests(), 0);
+    // From one point on, `loupe index` builds the graph and waits for it;
+    // a one-shot command scans but says a graph is saved.
+    run_ok(
+        loupe(data.path())
+            .env("LOUPE_GRAPH_MIN_POINTS", "1")
+            .args(["--embedder", "code", "index"])
+            .arg(dir.path()),
+    );
+    assert_eq!(manifests(), 1);
+    assert!(
+        vectors_line().ends_with("exact scan here, graph saved"),
+        "{}",
+        vectors_line()
+    );
+}
+
+#[test]
 fn a_query_on_a_new_folder_answers_from_the_lexical_stage_unless_told_to_wait() {
     let data = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -21,10 +21,15 @@
 //! of the exact top 50 for the dev sets' 840 questions, all of the top 10
 //! (`examples/vector_recall.rs`; BENCHMARKS.md, "Embedding and vectors").
 //!
-//! There is no graph to build or load: an HNSW graph of the `cargo vendor`
-//! corpus (544 k chunks) took 823 s of a 1,266 s first index and ~16 s of
-//! every one-shot query that opened it, and held 2 GiB (BENCHMARKS.md,
-//! "Changes to embedding and vectors", `4a9fe02`).
+//! The scan is the index every project answers from first. A project
+//! large enough (`graph::GRAPH_MIN_POINTS`) also gets an HNSW graph over
+//! its rows file, built in the background ([`Graph`], `graph.rs`); once it
+//! is attached, a search takes the rows file's candidates from the graph
+//! and scans only the points added since, then scores both exactly as
+//! before. A graph on the first index's path cost the `cargo vendor`
+//! corpus (544 k chunks) 823 s of a 1,266 s first index and ~16 s of
+//! every one-shot query that opened it (BENCHMARKS.md, "Changes to
+//! embedding and vectors", `4a9fe02`): it is never on that path.
 //!
 //! Derived data: a damaged or stale index is rebuilt, never trusted. The
 //! embedders whose vectors are costly (MiniLM, an HTTP endpoint) keep them
@@ -485,6 +490,33 @@ pub struct VectorIndex {
     /// The rows file this index was loaded from or last saved as, whose
     /// records come first; `None` when it was built in memory.
     base: Option<Base>,
+    /// A graph over the rows file's records ([`Graph`]), once one is
+    /// built or loaded for it: a search takes its candidates from it
+    /// instead of scanning every code. Dropped when the rows file is
+    /// written again.
+    graph: Option<Arc<dyn Proposer>>,
+}
+
+/// What proposes a search's candidates among a rows file's records in
+/// place of the scan: the graph (`graph.rs`).
+pub trait Proposer: Send + Sync {
+    /// The digest of the rows file whose records it proposes.
+    fn rows(&self) -> &str;
+    /// Records in that file.
+    fn points(&self) -> usize;
+    /// Up to `n` record numbers whose points are nearest `unit` (a unit
+    /// vector), among those `keep` accepts, nearest first.
+    fn propose(&self, unit: &[f32], n: usize, keep: &dyn Fn(usize) -> bool) -> Vec<usize>;
+}
+
+/// A rows file a graph can be built over: the file, open, with its
+/// digest, its points and their dimension.
+#[derive(Clone, Debug)]
+pub struct Rows {
+    pub(crate) file: Arc<fs::File>,
+    pub(crate) digest: String,
+    pub(crate) points: usize,
+    pub(crate) dim: usize,
 }
 
 /// The rows file whose records an index reads from disk, and its codes.
@@ -515,13 +547,13 @@ impl std::fmt::Debug for VectorIndex {
 
 /// Bytes per point: id, scale, coordinates.
 #[inline(always)]
-fn record_len(dim: usize) -> usize {
+pub(crate) fn record_len(dim: usize) -> usize {
     8 + 4 + dim
 }
 
 /// The chunk id, scale and coordinates of one record.
 #[inline(always)]
-fn fields(record: &[u8]) -> (ChunkId, f32, &[u8]) {
+pub(crate) fn fields(record: &[u8]) -> (ChunkId, f32, &[u8]) {
     let (id, rest) = record.split_at(8);
     let (scale, row) = rest.split_at(4);
     let id = ChunkId::from_le_bytes(id.try_into().unwrap_or_default());
@@ -563,6 +595,7 @@ impl VectorIndex {
             tail: Vec::with_capacity(capacity.saturating_mul(record_len(dim))),
             sorted: None,
             base: None,
+            graph: None,
         }
     }
 
@@ -644,6 +677,7 @@ impl VectorIndex {
         self.sorted = sorted_copy(&self.codes.ids);
         self.tail = records;
         self.base = None;
+        self.graph = None;
     }
 
     /// Drop the points whose chunk `keep` refuses (tombstones), keeping the
@@ -704,8 +738,77 @@ impl VectorIndex {
         let mut q8 = Vec::with_capacity(self.dim);
         let q_scale = quantize(&q, &mut q8);
         let keep = rescored.max(k).min(self.points());
-        let candidates = self.coarse(&q8, keep, live)?;
+        let candidates = match self.usable_graph() {
+            Some(graph) if rescored != usize::MAX => self.proposed(graph, &q, &q8, keep, live)?,
+            _ => self.coarse(&q8, keep, live)?,
+        };
         self.rescore(candidates, &q8, q_scale, k)
+    }
+
+    /// The rows file this index reads its first records from, for a
+    /// graph to be built over; `None` while the index is held in memory.
+    pub fn rows(&self) -> Option<Rows> {
+        self.base.as_ref().map(|base| Rows {
+            file: Arc::clone(&base.file),
+            digest: base.digest.clone(),
+            points: base.points,
+            dim: self.dim,
+        })
+    }
+
+    /// Take `graph` as the graph of this index's rows file; false (and
+    /// nothing changes) when it is another file's.
+    pub fn attach_graph(&mut self, graph: Arc<dyn Proposer>) -> bool {
+        let fits = self
+            .base
+            .as_ref()
+            .is_some_and(|b| b.digest == graph.rows() && b.points == graph.points());
+        if fits {
+            self.graph = Some(graph);
+        }
+        fits
+    }
+
+    /// Whether a search takes its candidates from a graph.
+    pub fn has_graph(&self) -> bool {
+        self.usable_graph().is_some()
+    }
+
+    fn usable_graph(&self) -> Option<&dyn Proposer> {
+        let graph = self.graph.as_deref()?;
+        let base = self.base.as_ref()?;
+        (base.digest == graph.rows() && base.points == graph.points()).then_some(graph)
+    }
+
+    /// The first pass with a graph: the `keep` live points of the rows
+    /// file the graph finds nearest `q`, and the `keep` best live points
+    /// added since (scanned from their codes), sorted by where their
+    /// records are. Each is scored exactly next.
+    fn proposed(
+        &self,
+        graph: &dyn Proposer,
+        q: &[f32],
+        q8: &[i8],
+        keep: usize,
+        live: &(dyn Fn(ChunkId) -> bool + Sync),
+    ) -> Result<Vec<Candidate>> {
+        let ids = &self.codes.ids;
+        let is_live = |at: usize| ids.get(at).is_some_and(|id| live(*id));
+        let found = graph.propose(q, keep, &is_live);
+        let mut kept: Vec<Candidate> = found
+            .into_iter()
+            .filter_map(|at| {
+                ids.get(at).map(|id| Candidate {
+                    hit: Hit(*id, 0.0),
+                    at,
+                })
+            })
+            .collect();
+        if graph.points() < self.points() {
+            kept.extend(self.scan(q8, keep, live, graph.points())?);
+        }
+        kept.sort_unstable_by_key(|c| c.at);
+        Ok(kept)
     }
 
     /// The first pass: the `keep` live points whose int4 codes score best
@@ -724,7 +827,7 @@ impl VectorIndex {
         keep: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
     ) -> Result<Vec<Candidate>> {
-        let wide = self.scan(q8, keep.saturating_mul(2), &|_| true)?;
+        let wide = self.scan(q8, keep.saturating_mul(2), &|_| true, 0)?;
         let mut kept: Vec<Candidate> = wide
             .iter()
             .filter(|c| live(c.hit.0))
@@ -732,14 +835,14 @@ impl VectorIndex {
             .copied()
             .collect();
         if kept.len() < keep && wide.len() < self.points() {
-            kept = self.scan(q8, keep, live)?;
+            kept = self.scan(q8, keep, live, 0)?;
         }
         kept.sort_unstable_by_key(|c| c.at);
         Ok(kept)
     }
 
-    /// The `keep` live points whose int4 codes score best against the
-    /// query, best first. The scan is compiled for the widest SIMD this
+    /// The `keep` live points from record `from` on whose int4 codes
+    /// score best against the query, best first. The scan is compiled for the widest SIMD this
     /// CPU has, chosen at run time (the build targets baseline x86-64,
     /// where the same loop is about half as fast; BENCHMARKS.md): AVX2's
     /// byte multiply-add where there is AVX2, else the plain loop under
@@ -753,6 +856,7 @@ impl VectorIndex {
         q8: &[i8],
         keep: usize,
         live: &(dyn Fn(ChunkId) -> bool + Sync),
+        from: usize,
     ) -> Result<Vec<Candidate>> {
         let query = CodeQuery::new(q8);
         let arch = pulp::Arch::new();
@@ -764,11 +868,11 @@ impl VectorIndex {
         let points = self.points();
         // (first point, points) of each block; no block spans the rows
         // file's points and the tail's.
-        let blocks: Vec<(usize, usize)> = (0..on_disk)
+        let blocks: Vec<(usize, usize)> = (from.min(on_disk)..on_disk)
             .step_by(SCAN_BLOCK)
             .map(|first| (first, SCAN_BLOCK.min(on_disk - first)))
             .chain(
-                (on_disk..points)
+                (from.max(on_disk)..points)
                     .step_by(SCAN_BLOCK)
                     .map(|first| (first, SCAN_BLOCK.min(points - first))),
             )
@@ -1005,6 +1109,7 @@ impl VectorIndex {
         }
         self.codes.bytes = Vec::new();
         self.tail = Vec::new();
+        self.graph = None;
         self.base = Some(Base {
             points: self.points(),
             digest: sum,
@@ -1084,6 +1189,7 @@ impl VectorIndex {
                 file: Arc::new(file),
                 codes: Arc::new(codes_file),
             }),
+            graph: None,
         }))
     }
 }
@@ -1184,7 +1290,7 @@ fn read_verified(path: &Path, sum: &str) -> Option<Vec<u8>> {
     (digest(&bytes) == sum).then_some(bytes)
 }
 
-fn sibling(dir: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sibling(dir: &Path, suffix: &str) -> PathBuf {
     let mut name = dir
         .file_name()
         .map(|n| n.to_os_string())
@@ -1193,7 +1299,7 @@ fn sibling(dir: &Path, suffix: &str) -> PathBuf {
     dir.with_file_name(name)
 }
 
-fn io(what: &'static str, path: &Path, source: std::io::Error) -> Error {
+pub(crate) fn io(what: &'static str, path: &Path, source: std::io::Error) -> Error {
     Error::Io {
         what,
         path: path.to_path_buf(),
@@ -1201,7 +1307,7 @@ fn io(what: &'static str, path: &Path, source: std::io::Error) -> Error {
     }
 }
 
-fn remove_dir_if_exists(dir: &Path) -> Result<()> {
+pub(crate) fn remove_dir_if_exists(dir: &Path) -> Result<()> {
     match fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -1211,7 +1317,7 @@ fn remove_dir_if_exists(dir: &Path) -> Result<()> {
 
 /// The blake3 digest of `bytes`, hashed on all cores (a save hashes the
 /// whole rows file: 116 MB on the vendor corpus).
-fn digest(bytes: &[u8]) -> String {
+pub(crate) fn digest(bytes: &[u8]) -> String {
     blake3::Hasher::new()
         .update_rayon(bytes)
         .finalize()

@@ -9,6 +9,7 @@ mod chunk;
 mod concurrency;
 mod embed;
 mod expand;
+mod graph;
 mod history;
 mod index;
 mod selection;

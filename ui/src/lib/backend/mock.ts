@@ -283,6 +283,18 @@ function projectOf(root: string): string {
   return 'panel';
 }
 
+/** Status reads of each `/graph` project: its vector graph is built in
+ * the background, a third more each time the status is asked. */
+const graphReads = new Map<string, number>();
+
+/** A `/graph` project's vector graph: `null` (the scan) elsewhere. */
+function vectorGraph(root: string): number | null {
+  if (!root.endsWith('/graph')) return null;
+  const reads = (graphReads.get(root) ?? 0) + 1;
+  graphReads.set(root, reads);
+  return Math.min(100, reads * 34);
+}
+
 /** A project's status as the mock keeps it. */
 function statusOf(root: string): StatusDto {
   const files = filesOf(root);
@@ -290,7 +302,7 @@ function statusOf(root: string): StatusDto {
   const chunks = files.reduce((n, f) => n + f.chunks.length, 0);
   if (scanning.has(root)) {
     // The engine's status before a first index lands: nothing committed.
-    return { root, files: 0, chunks: 0, generation: 0, vectors_ready: false, vector_model: 'loupe-code', vector_chunks: 0, diagnostics: 0, recovered: [], history_commits: 0, history_note: null };
+    return { root, files: 0, chunks: 0, generation: 0, vectors_ready: false, vector_model: 'loupe-code', vector_chunks: 0, vector_graph: null, diagnostics: 0, recovered: [], history_commits: 0, history_note: null };
   }
   return {
     root,
@@ -300,6 +312,7 @@ function statusOf(root: string): StatusDto {
     vectors_ready: ready,
     vector_model: 'loupe-code',
     vector_chunks: ready ? chunks : 0,
+    vector_graph: vectorGraph(root),
     diagnostics: 1,
     recovered: [],
     history_commits: 128,

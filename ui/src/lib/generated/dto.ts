@@ -62,6 +62,13 @@ vector_model: string | null,
  */
 vector_chunks: number, 
 /**
+ * How questions search the vectors: `null` for the exact scan of
+ * every point (a project below the graph's size), the share built
+ * (0–99) while a graph is built in the background and the scan still
+ * answers, 100 once the graph answers.
+ */
+vector_graph: number | null, 
+/**
  * Skipped or degraded files in the last run.
  */
 diagnostics: number, 

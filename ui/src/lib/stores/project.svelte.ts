@@ -30,6 +30,7 @@ export class ProjectStore {
   recent = $state<RecentDto[]>([]);
   watch = $state<WatchState>({ state: 'off', note: '' });
   private watchTimer: ReturnType<typeof setTimeout> | undefined;
+  private graphTimer: ReturnType<typeof setTimeout> | undefined;
   /** No folder can be opened now (no backend yet, or one is being indexed). */
   busy = $derived.by(() => !this.app.backend || this.indexing !== null || this.arriving !== null);
   /** The arriving index is the shown project's. */
@@ -152,7 +153,7 @@ export class ProjectStore {
   private landSignals(s: StatusDto) {
     if (this.status?.root !== s.root) return;
     const before = this.status;
-    this.status = s;
+    this.take(s);
     // Nothing new landed (no embedder, or the vectors were there already).
     if (s.vector_chunks === before.vector_chunks && s.generation === before.generation && s.history_commits === before.history_commits) return;
     this.app.assembly.expectLanding(before.generation === 0 ? 'the index' : 'vectors');
@@ -192,10 +193,20 @@ export class ProjectStore {
     }
   }
 
+  /** Show `s`; while a vector graph is being built for it, look again
+   * every second so the bar follows it until the graph answers. */
+  private take(s: StatusDto) {
+    this.status = s;
+    clearTimeout(this.graphTimer);
+    if (s.vector_graph !== null && s.vector_graph < 100) {
+      this.graphTimer = setTimeout(() => void this.refreshStatus(s.root), 1000);
+    }
+  }
+
   private async refreshStatus(root: string) {
     try {
       const s = await this.app.backend?.projectStatus(root);
-      if (s && this.status?.root === s.root) this.status = s;
+      if (s && this.status?.root === s.root) this.take(s);
     } catch (e) {
       this.app.fail(e);
     }
@@ -216,7 +227,7 @@ export class ProjectStore {
     // question would otherwise be asked of the new project and drawn there
     // with an empty box (e2e test 8's failure, about 1 run in 30).
     app.question.takeDraft();
-    this.status = opened;
+    this.take(opened);
     // What was asked of the previous project is not this one's answer.
     app.assembly.clear();
     app.map.clear();
@@ -236,7 +247,7 @@ export class ProjectStore {
     try {
       const opened = await backend.openProject(path, () => {});
       if (this.status?.root === opened.status.root) {
-        this.status = opened.status;
+        this.take(opened.status);
         if (opened.files_changed > 0) this.app.bump();
       }
     } catch (e) {
