@@ -234,7 +234,7 @@ impl Project {
                 }
                 VectorStage::SaveHeld => self.save_held_vectors(applied.generation)?,
                 VectorStage::HoldNew(index) => {
-                    self.save_and_hold_vectors(index, applied.generation)
+                    self.save_and_hold_vectors(*index, applied.generation)
                         .await?
                 }
             }
@@ -714,7 +714,7 @@ impl Project {
         }
         report.chunks_embedded = run.done;
         Ok(match building {
-            Some(index) => VectorStage::HoldNew(index),
+            Some(index) => VectorStage::HoldNew(Box::new(index)),
             None => VectorStage::SaveHeld,
         })
     }
@@ -728,7 +728,7 @@ enum VectorStage {
     /// Save the held index, which the embed stage extended.
     SaveHeld,
     /// Save the index the embed stage built, and hold it.
-    HoldNew(VectorIndex),
+    HoldNew(Box<VectorIndex>),
 }
 
 /// Embeds batches of chunks for an index run, reporting
