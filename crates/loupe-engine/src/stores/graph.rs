@@ -27,8 +27,8 @@
 //! unreadable graph is reported as absent and rebuilt, never trusted.
 
 use super::vectors::{
-    Proposer, Rows, VectorIndex, digest, fields, io, read_at, record_len, remove_dir_if_exists,
-    sibling, write_synced,
+    Proposer, Rows, VectorIndex, digest, fields, install_dir, io, read_at, record_len,
+    remove_dir_if_exists, sibling, write_synced,
 };
 use crate::{Error, Result};
 use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
@@ -217,7 +217,6 @@ impl Graph {
     /// directories. A crash at any point leaves the old graph or none.
     pub fn save(&self, dir: &Path) -> Result<()> {
         let tmp = sibling(dir, "tmp");
-        let old = sibling(dir, "old");
         remove_dir_if_exists(&tmp)?;
         fs::create_dir_all(&tmp).map_err(|e| io("create graph dump dir", &tmp, e))?;
         let name = self
@@ -247,12 +246,7 @@ impl Graph {
         };
         let json = serde_json::to_vec(&manifest).map_err(|e| Error::Vectors(e.to_string()))?;
         write_synced(&tmp.join(MANIFEST), &json)?;
-        remove_dir_if_exists(&old)?;
-        if dir.exists() {
-            fs::rename(dir, &old).map_err(|e| io("retire old vector graph", dir, e))?;
-        }
-        fs::rename(&tmp, dir).map_err(|e| io("install vector graph", dir, e))?;
-        remove_dir_if_exists(&old)
+        install_dir(&tmp, dir)
     }
 
     /// Whether `dir`'s manifest names a graph of `rows` (its files are not

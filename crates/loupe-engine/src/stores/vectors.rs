@@ -1057,7 +1057,6 @@ impl VectorIndex {
     /// keeps only the points' ids and scales in memory.
     pub fn save_full(&mut self, dir: &Path, generation: u64) -> Result<()> {
         let tmp = sibling(dir, "tmp");
-        let old = sibling(dir, "old");
         remove_dir_if_exists(&tmp)?;
         fs::create_dir_all(&tmp).map_err(|e| io("create vector dump dir", &tmp, e))?;
         let len = record_len(self.dim);
@@ -1098,12 +1097,7 @@ impl VectorIndex {
         };
         let json = serde_json::to_vec(&manifest).map_err(|e| Error::Vectors(e.to_string()))?;
         write_synced(&tmp.join(MANIFEST), &json)?;
-        remove_dir_if_exists(&old)?;
-        if dir.exists() {
-            fs::rename(dir, &old).map_err(|e| io("retire old vector index", dir, e))?;
-        }
-        fs::rename(&tmp, dir).map_err(|e| io("install vector index", dir, e))?;
-        remove_dir_if_exists(&old)?;
+        install_dir(&tmp, dir)?;
         if let Some(codes) = rebuilt {
             self.codes = codes;
         }
@@ -1305,6 +1299,19 @@ pub(crate) fn io(what: &'static str, path: &Path, source: std::io::Error) -> Err
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// Swap the finished dump `tmp` in as `dir`: the old one is moved to a
+/// sibling, then removed. A crash leaves the old dump, the new one, or no
+/// `dir` at all (a missing index, rebuilt), never half of one.
+pub(crate) fn install_dir(tmp: &Path, dir: &Path) -> Result<()> {
+    let old = sibling(dir, "old");
+    remove_dir_if_exists(&old)?;
+    if dir.exists() {
+        fs::rename(dir, &old).map_err(|e| io("retire the old dump", dir, e))?;
+    }
+    fs::rename(tmp, dir).map_err(|e| io("install the new dump", dir, e))?;
+    remove_dir_if_exists(&old)
 }
 
 pub(crate) fn remove_dir_if_exists(dir: &Path) -> Result<()> {
