@@ -77,6 +77,9 @@ pub fn build_app<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tau
 pub fn config_from_env() -> ProjectConfig {
     let data_root = loupe_engine::stores::store::default_data_root();
     let mut config = ProjectConfig::new(&data_root);
+    // A large project's vector graph, from LOUPE_GRAPH_MIN_POINTS points
+    // when that is set.
+    config.graph = config.graph.from_env();
     // The re-ranker, unless LOUPE_NO_READER is set (to anything but 0/false).
     let no_reader =
         std::env::var("LOUPE_NO_READER").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"));
