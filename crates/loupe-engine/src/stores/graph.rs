@@ -47,6 +47,8 @@ const MANIFEST: &str = "manifest.json";
 const FORMAT: u32 = 1;
 /// Layers at most (`hnsw_rs`'s own limit).
 const LAYERS: usize = 16;
+/// Insertions between two looks at the build's cancel flag.
+const CANCEL_EVERY: usize = 16;
 /// Records read from the rows file at once while building.
 const BUILD_BLOCK: usize = 4096;
 /// A unit vector's coordinate `c` is `c × UNIT` in the graph, rounded.
@@ -148,7 +150,7 @@ impl Proposer for Graph {
 impl Graph {
     /// Build the graph of `rows`, one record after another. `done` counts
     /// the points inserted so far (for a progress bar); `cancel` stops the
-    /// build between two blocks (`Ok(None)`). Fails when the rows file
+    /// build within a few insertions (`Ok(None)`). Fails when the rows file
     /// cannot be read.
     pub fn build(
         rows: &Rows,
@@ -168,14 +170,16 @@ impl Graph {
         let mut unit = Vec::with_capacity(rows.dim);
         let mut coords = Vec::with_capacity(rows.dim);
         for first in (0..rows.points).step_by(BUILD_BLOCK) {
-            if cancel.load(Ordering::Relaxed) {
-                return Ok(None);
-            }
             let n = BUILD_BLOCK.min(rows.points - first);
             block.resize(n * len, 0);
             read_at(&rows.file, &mut block, (first * len) as u64)
                 .map_err(|e| Error::Vectors(format!("read the vector rows for the graph: {e}")))?;
             for (i, record) in block.chunks_exact(len).enumerate() {
+                // An insertion into a large graph takes about a
+                // millisecond: a closing project waits a few at most.
+                if i % CANCEL_EVERY == 0 && cancel.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
                 let (_, scale, row) = fields(record);
                 unit.clear();
                 unit.extend(row.iter().map(|b| f32::from(b.cast_signed()) * scale));
