@@ -15,7 +15,7 @@
 //! loupe-engine --bench graph`
 
 use loupe_engine::signals::embed::{CodeEmbedder, Embedder};
-use loupe_engine::stores::graph::{Graph, GraphParams};
+use loupe_engine::stores::graph::{Graph, GraphParams, yield_to_questions};
 use loupe_engine::stores::vectors::{VectorIndex, rescored};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -211,6 +211,28 @@ fn main() {
             "{n:>8} points: scan p50 {scan50:.2} ms, p95 {scan95:.2} ms, recall@50 {scan_recall:.2} %"
         );
         let rows = index.rows().expect("rows file");
+        // The scan while a graph builds beside it, as a question asked
+        // while the app builds one in the background meets it.
+        let (done, cancel) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let (busy50, busy95, _) = std::thread::scope(|scope| {
+            let builder = scope.spawn(|| {
+                if std::env::var_os("LOUPE_BENCH_NORMAL_PRIORITY").is_none() {
+                    yield_to_questions();
+                }
+                Graph::build(&rows, GraphParams::default(), &done, &cancel)
+            });
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            let measured = run(&index);
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = builder.join();
+            measured
+        });
+        println!(
+            "    scan while a graph builds beside it: p50 {busy50:.2} ms, p95 {busy95:.2} ms \
+             ({:+.0} % / {:+.0} %)",
+            (busy50 / scan50 - 1.0) * 100.0,
+            (busy95 / scan95 - 1.0) * 100.0
+        );
         for (connections, ef_construction) in builds() {
             let params = GraphParams {
                 connections,

@@ -515,9 +515,26 @@ fn needs_graph(vectors: &HeldVectors, policy: &GraphPolicy) -> Option<Rows> {
     index.rows().filter(|rows| rows.points >= policy.min_points)
 }
 
+/// Run the calling thread only when a core would otherwise idle (Linux's
+/// `SCHED_IDLE`; the lowest priority elsewhere): a graph build must not
+/// slow the questions asked meanwhile (BENCHMARKS.md, "The vector graph").
+/// Failure leaves the thread as it was.
+pub fn yield_to_questions() {
+    use thread_priority::{
+        NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        set_thread_priority_and_policy, thread_native_id,
+    };
+    let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+    if let Err(err) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, idle)
+    {
+        tracing::debug!(?err, "the vector graph builds at normal priority");
+    }
+}
+
 /// The keeper's thread: load or build a graph for the held rows file,
 /// hand it over, and start over while the rows file moved meanwhile.
 fn keep(dir: &Path, policy: GraphPolicy, work: &Work, vectors: &HeldVectors) {
+    yield_to_questions();
     loop {
         while let Some(rows) = needs_graph(vectors, &policy) {
             if work.cancel.load(Ordering::Acquire) {
