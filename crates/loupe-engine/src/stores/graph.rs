@@ -27,8 +27,8 @@
 //! unreadable graph is reported as absent and rebuilt, never trusted.
 
 use super::vectors::{
-    Proposer, Rows, VectorIndex, digest, fields, install_dir, io, read_at, record_len,
-    remove_dir_if_exists, sibling, write_synced,
+    Proposer, Rows, VectorIndex, fields, file_digest, install_dir, io, read_at, read_checked,
+    record_len, remove_dir_if_exists, sibling, write_synced,
 };
 use crate::{Error, Result};
 use hnsw_rs::prelude::{AnnT, Distance, Hnsw, HnswIo};
@@ -235,10 +235,14 @@ impl Graph {
         let mut files = Vec::new();
         for file in dump_files() {
             let path = tmp.join(&file);
-            let bytes = fs::read(&path).map_err(|e| io("read back the vector graph", &path, e))?;
             // `hnsw_rs` does not sync what it writes.
-            write_synced(&path, &bytes)?;
-            files.push((file, digest(&bytes)));
+            fs::File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| io("sync the vector graph", &path, e))?;
+            let sum = file_digest(&path).ok_or_else(|| {
+                Error::Vectors(format!("read back the vector graph {}", path.display()))
+            })?;
+            files.push((file, sum));
         }
         let manifest = Manifest {
             format: FORMAT,
@@ -293,10 +297,7 @@ impl Graph {
             return None;
         }
         for (name, sum) in &manifest.files {
-            let bytes = fs::read(dir.join(name)).ok()?;
-            if digest(&bytes) != *sum {
-                return None;
-            }
+            read_checked(&dir.join(name), sum, |_| true, 4 << 20, |_| Some(()))?;
         }
         let dir = dir.to_path_buf();
         // `hnsw_rs` asserts on a dump it does not expect; a checksummed

@@ -1252,19 +1252,37 @@ fn read_codes(path: &Path, sum: &str, size: usize) -> Option<fs::File> {
 /// The file at `path`, open, when `size_ok` accepts its size, `each`
 /// accepts every block of `block` bytes read from it in turn (the last
 /// may be shorter), and its digest is `sum`.
-fn read_checked(
+pub(crate) fn read_checked(
     path: &Path,
     sum: &str,
     size_ok: impl FnOnce(usize) -> bool,
     block: usize,
-    mut each: impl FnMut(&[u8]) -> Option<()>,
+    each: impl FnMut(&[u8]) -> Option<()>,
 ) -> Option<fs::File> {
-    use std::io::Read;
     let mut file = fs::File::open(path).ok()?;
     let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
     if !size_ok(size) {
         return None;
     }
+    (digest_blocks(&mut file, size, block, each)?.as_str() == sum).then_some(file)
+}
+
+/// The blake3 digest of the file at `path`, read 4 MB at a time.
+pub(crate) fn file_digest(path: &Path) -> Option<String> {
+    let mut file = fs::File::open(path).ok()?;
+    let size = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    digest_blocks(&mut file, size, 4 << 20, |_| Some(()))
+}
+
+/// The digest of the `size` bytes read from `file` in blocks of `block`
+/// bytes, each handed to `each` (which may refuse it) first.
+fn digest_blocks(
+    file: &mut fs::File,
+    size: usize,
+    block: usize,
+    mut each: impl FnMut(&[u8]) -> Option<()>,
+) -> Option<String> {
+    use std::io::Read;
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; block.min(size).max(1)];
     let mut left = size;
@@ -1275,7 +1293,7 @@ fn read_checked(
         each(&buf[..take])?;
         left -= take;
     }
-    (hasher.finalize().to_hex().as_str() == sum).then_some(file)
+    Some(hasher.finalize().to_hex().to_string())
 }
 
 /// The bytes of `path` when their digest is `sum`.
@@ -1324,7 +1342,7 @@ pub(crate) fn remove_dir_if_exists(dir: &Path) -> Result<()> {
 
 /// The blake3 digest of `bytes`, hashed on all cores (a save hashes the
 /// whole rows file: 116 MB on the vendor corpus).
-pub(crate) fn digest(bytes: &[u8]) -> String {
+fn digest(bytes: &[u8]) -> String {
     blake3::Hasher::new()
         .update_rayon(bytes)
         .finalize()
