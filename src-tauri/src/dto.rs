@@ -12,7 +12,6 @@
 use loupe_assemble::classify::{Intent, QuestionType};
 use loupe_assemble::report::{BANNED, DropReason, ItemStatus};
 use loupe_assemble::{Assembly, Budget, Candidate, ChunkId, Knobs};
-use loupe_engine::stores::graph::VectorSearch;
 use loupe_engine::{Diagnostic, IndexReport, Progress, Selected, Stage, Status, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -168,13 +167,7 @@ impl From<&Status> for StatusDto {
             vectors_ready: s.vectors_ready,
             vector_model: s.vector_model.clone(),
             vector_chunks: count(s.vector_chunks),
-            vector_graph: match s.vector_search {
-                VectorSearch::Scan | VectorSearch::GraphSaved => None,
-                VectorSearch::GraphBuilding { done, total } => {
-                    Some(count(done.saturating_mul(100) / total.max(1)).min(99))
-                }
-                VectorSearch::Graph => Some(100),
-            },
+            vector_graph: s.vector_search.graph_percent().map(u32::from),
             diagnostics: count(s.diagnostics),
             recovered: s.recovered.clone(),
             history_commits: count(s.history_commits),

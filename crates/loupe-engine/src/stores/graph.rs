@@ -389,14 +389,28 @@ pub enum VectorSearch {
     GraphSaved,
 }
 
+impl VectorSearch {
+    /// How far the graph is: `None` when this process scans without one
+    /// coming, 0–99 while it is built, 100 once it answers.
+    pub fn graph_percent(&self) -> Option<u8> {
+        match self {
+            VectorSearch::Scan | VectorSearch::GraphSaved => None,
+            VectorSearch::GraphBuilding { done, total } => {
+                Some((done.saturating_mul(100) / (*total).max(1)).min(99) as u8)
+            }
+            VectorSearch::Graph => Some(100),
+        }
+    }
+}
+
 impl std::fmt::Display for VectorSearch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             VectorSearch::Scan => f.write_str("exact scan"),
-            VectorSearch::GraphBuilding { done, total } => write!(
+            VectorSearch::GraphBuilding { .. } => write!(
                 f,
                 "exact scan, graph building {}%",
-                done.saturating_mul(100) / (*total).max(1)
+                self.graph_percent().unwrap_or(0)
             ),
             VectorSearch::Graph => f.write_str("graph"),
             VectorSearch::GraphSaved => f.write_str("exact scan here, graph saved"),
