@@ -47,7 +47,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: checks ui-record ui-dist bench-first bench-app-rss train train-reranker run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
+.PHONY: pg-deps checks ui-record ui-dist bench-first bench-app-rss train train-reranker run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -103,7 +103,7 @@ package: deps ui-dist
 ## answers the mocked UI serves (ui/src/lib/backend/canned.json), with
 ## `make test`'s build: same packages and features, nothing compiled twice.
 types: ui-dist
-	LOUPE_UPDATE_TYPES=1 $(LINTED) test --workspace $(TEST_FEATURES) -- generated_typescript_is_up_to_date canned_answers_of_the_mocked_ui
+	LOUPE_UPDATE_TYPES=1 $(LINTED) test --workspace $(TEST_TARGETS) $(TEST_FEATURES) -- generated_typescript_is_up_to_date canned_answers_of_the_mocked_ui
 
 ## ui-record: add every request the mocked UI tests make of `assemble` to
 ## ui/tests/mock/requests.json and have the real app answer them (`make
@@ -168,12 +168,24 @@ ui-dist: ui-deps
 # not once per feature set. The test build adds the MiniLM embedders
 # (loupe-engine/minilm, off in the release build) so their code is tested.
 TEST_FEATURES := --features loupe-app/custom-protocol,loupe-engine/minilm
+# The targets every test build names. A plain `cargo test` links each
+# example as a program, while `--all-targets` (lint) links it as a test:
+# naming --examples here keeps it to the one build lint already made.
+TEST_TARGETS := --lib --bins --tests --examples
 # Every release build (run, cli, package, train, the bench scripts): one
 # invocation, one feature set (scripts/release-build.sh).
 RELEASE_BUILD := CARGO=$(CARGO) scripts/release-build.sh
 
-unit: ui-dist
-	$(LINTED) test --workspace $(TEST_FEATURES)
+## pg-deps: Debian's PostgreSQL server, for the shared store's tests (each
+## starts a throwaway cluster of its own in a temp dir, on a free loopback
+## port, as the package's unprivileged `postgres` user: loupe-testkit's pg).
+pg-deps:
+	@dpkg -s postgresql >/dev/null 2>&1 || (echo "installing: postgresql"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql)
+
+unit: ui-dist pg-deps
+	$(LINTED) test --workspace $(TEST_TARGETS) $(TEST_FEATURES)
+	$(LINTED) test --workspace --doc $(TEST_FEATURES)
 
 ui-check: ui-deps
 	cd ui && npm run check
@@ -189,7 +201,7 @@ ui-test: ui-check ui-mock
 # features without the dev-dependencies and recompiled tauri, sqlx and
 # the workspace on a clean machine (80 s).
 e2e-app: deps ui-dist
-	$(LINTED) test --workspace $(TEST_FEATURES) --no-run
+	$(LINTED) test --workspace $(TEST_TARGETS) $(TEST_FEATURES) --no-run
 	@mkdir -p $(dir $(E2E_APP)) && cp $(TARGET_DIR)/debug/loupe-app $(E2E_APP) && cp $(TARGET_DIR)/debug/loupe $(E2E_CLI)
 
 ## e2e: the real app under Xvfb via tauri-driver + WebKitWebDriver + WebdriverIO
@@ -214,7 +226,7 @@ $(MCP_STAMP):
 # `unit`): `cargo build -p loupe-cli` unifies dependency features for that
 # crate alone, a second build of many crates on a cold target dir.
 mcp-test: $(MCP_STAMP)
-	$(LINTED) test --workspace $(TEST_FEATURES) --no-run
+	$(LINTED) test --workspace $(TEST_TARGETS) $(TEST_FEATURES) --no-run
 	LOUPE_BIN=$(abspath $(TARGET_DIR)/debug/loupe) $(MCP_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/mcp
 
 ## test: every step in order, each timed; the times are printed at the end

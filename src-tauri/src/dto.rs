@@ -155,6 +155,43 @@ pub struct StatusDto {
     pub history_commits: u32,
     /// Why there is no commit history, when there is none.
     pub history_note: Option<String>,
+    /// What the last index run got from the team's shared store; `null`
+    /// when none is configured (or no run has used it yet).
+    pub shared: Option<SharedDto>,
+}
+
+/// What an index run got from the team's shared store and gave it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SharedDto {
+    /// The store's URL, without a password.
+    pub store: String,
+    /// Files whose parse came from the store.
+    pub files_pulled: u32,
+    /// Chunks whose vector came from the store.
+    pub vectors_pulled: u32,
+    /// Files parsed here and written to the store.
+    pub files_pushed: u32,
+    /// Vectors computed here and written to the store.
+    pub vectors_pushed: u32,
+    /// Rows that failed validation (derived here instead).
+    pub rejected: u32,
+    /// Why the run stopped asking the store, if it did.
+    pub fault: Option<String>,
+}
+
+impl From<&loupe_engine::stores::shared::SharedReport> for SharedDto {
+    fn from(r: &loupe_engine::stores::shared::SharedReport) -> Self {
+        Self {
+            store: r.store.clone(),
+            files_pulled: count(r.files_pulled),
+            vectors_pulled: count(r.vectors_pulled),
+            files_pushed: count(r.files_pushed),
+            vectors_pushed: count(r.vectors_pushed),
+            rejected: count(r.rejected),
+            fault: r.fault.clone(),
+        }
+    }
 }
 
 impl From<&Status> for StatusDto {
@@ -172,6 +209,7 @@ impl From<&Status> for StatusDto {
             recovered: s.recovered.clone(),
             history_commits: count(s.history_commits),
             history_note: s.history_note.clone(),
+            shared: s.shared.as_ref().map(SharedDto::from),
         }
     }
 }
@@ -1051,6 +1089,7 @@ mod tests {
             ErrorDto::decl(&cfg),
             IndexEvent::decl(&cfg),
             StatusDto::decl(&cfg),
+            SharedDto::decl(&cfg),
             OpenedDto::decl(&cfg),
             DiagnosticDto::decl(&cfg),
             EncodingDto::decl(&cfg),

@@ -319,7 +319,15 @@ impl AppState {
         if let Some(open) = guard(&self.projects).get(&root) {
             return Ok(Arc::clone(open));
         }
-        let project = Project::open(&root, self.config.clone()).await?;
+        let mut config = self.config.clone();
+        // The team's shared store: LOUPE_SHARED_URL, or the project's
+        // `.loupe.toml`. A malformed one indexes alone and says why.
+        config.shared = loupe_engine::stores::shared::SharedConfig::resolve(None, None, &root)
+            .unwrap_or_else(|e| {
+                tracing::warn!("shared store off for {}: {e}", root.display());
+                None
+            });
+        let project = Project::open(&root, config).await?;
         let stored = prefs::load_project(project.data_dir());
         let open = Arc::new(OpenProject {
             project: Arc::new(project),

@@ -53,6 +53,13 @@ pub async fn dispatch(cli: Cli) -> Result<()> {
             map(&cli, path, question.as_deref(), knobs, view).await
         }
         Command::Models { model, json } => models(model.as_deref(), *json),
+        Command::Shared(what) => {
+            let model = embedder(&cli)
+                .ok()
+                .flatten()
+                .map(|e| e.model_id().to_owned());
+            crate::shared::command(&cli, what, model).await
+        }
         Command::Eval(args) => {
             let context = loupe_eval::EvalContext {
                 data_dir: cli.data_dir.clone(),
@@ -190,6 +197,9 @@ fn print_report(r: &IndexReport) {
         t.embed,
         t.vectors
     );
+    if let Some(shared) = &r.shared {
+        outln!("{}", crate::shared::describe(shared));
+    }
     if !r.diagnostics.is_empty() {
         let mut counts = std::collections::BTreeMap::new();
         for d in &r.diagnostics {
@@ -246,6 +256,9 @@ async fn status(cli: &Cli, path: &Path, diagnostics: bool, json: bool) -> Result
             if status.history_commits == 1 { "" } else { "s" }
         ),
         Some(why) => outln!("history:  none ({why})"),
+    }
+    if let Some(shared) = &status.shared {
+        outln!("{} (last index run)", crate::shared::describe(shared));
     }
     outln!("diagnostics: {}", status.diagnostics);
     for d in diags {

@@ -11,6 +11,7 @@ mod map;
 mod mcp;
 mod progress;
 mod setup;
+mod shared;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -47,9 +48,53 @@ pub struct Cli {
     /// `make train-reranker` writes one).
     #[arg(long, global = true, env = "LOUPE_READER_MODEL")]
     pub reader_model: Option<PathBuf>,
+    /// The team's shared store, a PostgreSQL URL (postgres://user@host/db):
+    /// index runs pull what it holds for their files' bytes and push what
+    /// they derive. Without a password: PGPASSWORD or ~/.pgpass hold it.
+    /// Else LOUPE_SHARED_URL, else `[shared] url` in the project's
+    /// .loupe.toml.
+    #[arg(long, global = true, value_name = "URL")]
+    pub shared: Option<String>,
+    /// `read`: pull only, never write (CI jobs, agents); `read-write`
+    /// (default): push what this machine derives.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub shared_mode: Option<String>,
+    /// Seconds one call to the shared store may take before the run
+    /// derives the rest here.
+    #[arg(
+        long,
+        global = true,
+        env = "LOUPE_SHARED_TIMEOUT",
+        default_value_t = 5.0
+    )]
+    pub shared_timeout: f64,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `loupe shared …`.
+#[derive(Subcommand, Debug)]
+pub enum SharedCommand {
+    /// Rows and bytes per table and deriver, this build's marked.
+    Status {
+        /// The project whose .loupe.toml may name the store.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete the parses an older build derived and the vectors of models
+    /// other than this one's embedder (run it from the newest build).
+    Gc {
+        /// The project whose .loupe.toml may name the store.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Embedder choices.
@@ -212,6 +257,10 @@ pub enum Command {
         #[arg(long)]
         copy: bool,
     },
+    /// The team's shared store (see --shared): what it holds, and
+    /// dropping what this build no longer derives.
+    #[command(subcommand)]
+    Shared(SharedCommand),
     /// The model table: each model's tokenizer, whether its counts are
     /// exact or estimated (and the share of the budget kept free for the
     /// difference), its context window and default budget.

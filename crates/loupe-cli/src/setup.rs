@@ -81,6 +81,7 @@ pub(crate) async fn open(cli: &Cli, path: &Path) -> Result<Project> {
     cfg.history = !cli.no_history;
     cfg.reader = reader(cli);
     cfg.graph = graph_policy(cli);
+    cfg.shared = crate::shared::config(cli, path)?;
     let project = Project::open(path, cfg)
         .await
         .with_context(|| format!("opening the index of {}", path.display()))?;

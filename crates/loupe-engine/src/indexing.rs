@@ -19,6 +19,7 @@
 //! which depends on this folder.
 
 pub mod chunk;
+pub mod derived;
 pub mod lang;
 pub mod role;
 pub mod walk;

@@ -29,7 +29,7 @@ pub(crate) use write::{ReadOutcome, read_and_chunk};
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::error::panic_message;
-use crate::indexing::chunk::{ChunkConfig, chunk_file};
+use crate::indexing::chunk::ChunkConfig;
 use crate::indexing::walk::{self, WalkConfig, WalkedFile};
 use crate::progress::{CancelToken, Progress, ProgressSink, Stage};
 use crate::signals::embed::{Embedder, embed_text};
@@ -40,6 +40,7 @@ use crate::stores::catalog::{
 use crate::stores::chunk_set::ChunkSet;
 use crate::stores::graph::{GraphKeeper, GraphPolicy, VectorSearch};
 use crate::stores::lexical::{LexicalIndex, LexicalWriter, OpenState};
+use crate::stores::shared::{Shared, SharedConfig, SharedReport};
 use crate::stores::store::{self, WriteLock};
 use crate::stores::vectors::VectorIndex;
 use crate::{Error, Result};
@@ -168,6 +169,10 @@ pub struct ProjectConfig {
     /// [`GRAPH_MIN_POINTS`](crate::stores::graph::GRAPH_MIN_POINTS)
     /// points, built in the background by default.
     pub graph: GraphPolicy,
+    /// The team's shared store (`stores/shared.rs`): index runs pull what
+    /// it holds for their files' bytes and push what they derive. `None`
+    /// (the default): everything is derived here.
+    pub shared: Option<SharedConfig>,
 }
 
 impl std::fmt::Debug for ProjectConfig {
@@ -194,6 +199,7 @@ impl ProjectConfig {
             fold_wal_bytes: crate::stores::catalog::FOLD_WAL_BYTES,
             reader: None,
             graph: GraphPolicy::default(),
+            shared: None,
         }
     }
 }
@@ -257,6 +263,8 @@ pub struct IndexReport {
     pub times: StageTimes,
     /// The catalog generation after the run.
     pub generation: u64,
+    /// What came from the shared store and went to it, when there is one.
+    pub shared: Option<SharedReport>,
 }
 
 /// Which signals can be used right now.
@@ -292,7 +300,13 @@ pub struct Status {
     pub history_commits: u64,
     /// Why there is no commit history, when there is none.
     pub history_note: Option<String>,
+    /// What the last index run got from the shared store (and gave it),
+    /// whichever process ran it.
+    pub shared: Option<SharedReport>,
 }
+
+/// The catalog's meta key of the last run's [`SharedReport`] (JSON).
+pub(crate) const SHARED_LAST: &str = "shared_last";
 
 /// An open project.
 pub struct Project {
@@ -306,6 +320,8 @@ pub struct Project {
     pub(crate) vectors: Arc<RwLock<Option<VectorIndex>>>,
     /// Gives `vectors` a graph once its rows file is large enough.
     graph: GraphKeeper,
+    /// The team's shared store, when configured.
+    pub(crate) shared: Option<Arc<Shared>>,
     pub(crate) live: RwLock<Arc<ChunkSet>>,
     /// Every indexed path, sorted: path mentions and primers are matched
     /// against it on every question.
@@ -536,12 +552,21 @@ impl Project {
         let (lexical, state) = opened;
         let history_from = cfg.history;
         let graph = GraphKeeper::new(dir.join("graph"), cfg.graph);
+        // Opened lazily: nothing here waits on the server.
+        let shared = cfg.shared.clone().and_then(|c| match Shared::new(c) {
+            Ok(store) => Some(Arc::new(store)),
+            Err(e) => {
+                tracing::warn!("shared store off: {e}");
+                None
+            }
+        });
         let project = Self {
             cfg,
             catalog,
             lexical,
             vectors: Arc::new(RwLock::new(None)),
             graph,
+            shared,
             live: RwLock::new(Arc::new(ChunkSet::new())),
             paths: RwLock::new(Arc::new(BTreeSet::new())),
             write: tokio::sync::Mutex::new(()),
@@ -1058,6 +1083,11 @@ impl Project {
                     (Some(_), None) => s.note.clone(),
                 }
             },
+            shared: self
+                .catalog
+                .meta(SHARED_LAST)
+                .await?
+                .and_then(|json| serde_json::from_str(&json).ok()),
         })
     }
 

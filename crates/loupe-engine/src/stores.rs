@@ -19,5 +19,6 @@ pub mod chunk_set;
 pub mod graph;
 pub mod lexical;
 pub mod lexical_dir;
+pub mod shared;
 pub mod store;
 pub mod vectors;

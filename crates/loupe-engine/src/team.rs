@@ -45,6 +45,10 @@
 //!
 //! [instructions]                 # the preamble per question type, over the built-in
 //! review = "Review this change against our API guidelines in docs/api.md."
+//!
+//! [shared]                       # the team's shared store (not a knob: [`shared_store`])
+//! url = "postgres://loupe@db.internal/loupe"  # never a password: PGPASSWORD or ~/.pgpass
+//! mode = "read"                  # default read-write
 //! ```
 //!
 //! *Invariant:* the file never stops anything. A missing file is no layer;
@@ -220,6 +224,50 @@ pub fn patch(text: &str) -> (KnobsPatch, Vec<TeamWarning>) {
 
 pub use loupe_assemble::knobs::{check_path_weight, set_path_weight};
 
+/// The table that names the team's shared store (`stores/shared.rs`).
+pub const SHARED_TABLE: &str = "shared";
+
+/// `[shared]` as written: the store's URL (never with a password) and,
+/// optionally, `mode = "read"`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SharedTable {
+    /// `postgres://user@host:port/db`.
+    pub url: String,
+    /// `read` or `read-write`.
+    pub mode: Option<String>,
+}
+
+/// The `[shared]` table of `<project_root>/.loupe.toml`: `Ok(None)` when
+/// the file or the table is absent, an error naming the file when the
+/// table is malformed (a team that asked for a store is told why it is
+/// not used, rather than silently indexing alone).
+pub fn shared_store(project_root: &Path) -> Result<Option<SharedTable>, String> {
+    #[derive(Deserialize)]
+    struct File {
+        shared: Option<toml::Value>,
+    }
+    let path = project_root.join(TEAM_FILE);
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return Ok(None);
+    };
+    if meta.len() > TEAM_FILE_MAX_BYTES {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{TEAM_FILE}: {e}"))?;
+    let Ok(file) = toml::from_str::<File>(&text) else {
+        // A file that is not TOML at all is reported by [`load`].
+        return Ok(None);
+    };
+    file.shared
+        .map(|table| {
+            table
+                .try_into::<SharedTable>()
+                .map_err(|e| format!("{TEAM_FILE}, [{SHARED_TABLE}]: {}", e.message().trim()))
+        })
+        .transpose()
+}
+
 /// 1-based line of byte offset `at` in `text`.
 fn line_of(text: &str, at: usize) -> usize {
     let before = text.get(..at.min(text.len())).unwrap_or(text);
@@ -324,6 +372,10 @@ impl<'a> Layer<'a> {
     }
 
     fn key(&mut self, key: &str, line: usize, value: Spanned<DeValue<'a>>) {
+        if key == SHARED_TABLE {
+            // Not a knob: read by [`shared_store`].
+            return;
+        }
         let Some(&name) = KEYS.iter().find(|k| **k == key) else {
             self.warn(line, format!("unknown knob `{key}` ignored"));
             return;
@@ -436,6 +488,30 @@ mod tests {
         let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
         assert_eq!(changed, expect_changed, "for:\n{text}");
         assert_eq!(warnings, expect_warnings, "for:\n{text}");
+    }
+
+    #[test]
+    fn the_shared_table_names_the_store_and_is_no_knob() {
+        let text =
+            "budget = 9000\n\n[shared]\nurl = \"postgres://team@db/loupe\"\nmode = \"read\"\n";
+        check(text, &["budget={\"tokens\":9000}"], &[]);
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(shared_store(dir.path()), Ok(None));
+        std::fs::write(dir.path().join(TEAM_FILE), text).unwrap();
+        assert_eq!(
+            shared_store(dir.path()),
+            Ok(Some(SharedTable {
+                url: "postgres://team@db/loupe".into(),
+                mode: Some("read".into()),
+            }))
+        );
+        std::fs::write(
+            dir.path().join(TEAM_FILE),
+            "[shared]\nurl = 1\nhost = \"db\"\n",
+        )
+        .unwrap();
+        let err = shared_store(dir.path()).unwrap_err();
+        assert!(err.starts_with(".loupe.toml, [shared]"), "{err}");
     }
 
     #[test]

@@ -155,3 +155,5 @@ pub fn chat_stub(
     });
     (base, bodies)
 }
+
+pub mod pg;

@@ -332,6 +332,33 @@ test('the status bar follows a vector graph built in the background until it ans
   assert.match(await vectors.getAttribute('title'), /graph over the chunk vectors/);
 });
 
+test('the status bar says what came from the team store, and when it could not be reached', async () => {
+  const p = await page(null);
+  await p.getByTestId('path-input').fill('/mock/team');
+  await p.getByTestId('open-button').click();
+  const shared = p.getByTestId('status-shared');
+  await shared.waitFor();
+  assert.match(await shared.innerText(), /^\d+ files from the team store$/);
+  assert.equal(await shared.getAttribute('data-state'), 'pulled');
+  const title = await shared.getAttribute('title');
+  assert.match(title, /^postgres:\/\/loupe@db\.team\.internal:5432\/loupe\npulled: \d+ files, \d+ vectors/);
+  await p.close();
+
+  const down = await page(null);
+  await down.getByTestId('path-input').fill('/mock/team-down');
+  await down.getByTestId('open-button').click();
+  const fault = down.getByTestId('status-shared');
+  await fault.waitFor();
+  assert.equal(await fault.innerText(), 'team store unreachable, indexed here');
+  assert.equal(await fault.getAttribute('data-state'), 'fault');
+  assert.match(await fault.getAttribute('title'), /stopped asking: pulling from the shared store: no answer within 5\.0 s/);
+  // A project without a store says nothing about one.
+  await down.getByTestId('path-input').fill('/mock/small');
+  await down.getByTestId('open-button').click();
+  await down.waitForFunction(() => document.querySelector('[data-testid="status-shared"]') === null);
+  await down.close();
+});
+
 test('a first open is usable at its lexical stage; when the vectors land the question re-assembles and marks what changed', async () => {
   const p = await page(null);
   // Short enough that the table scrolls.

@@ -15,5 +15,6 @@ mod history;
 mod map;
 mod models;
 mod review;
+mod shared;
 mod support;
 mod team;

@@ -84,7 +84,7 @@ impl Default for ChunkConfig {
 
 /// One chunk before it gets an id, a hash and a token count.
 /// Its text is `source[start_byte..end_byte]`.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkDraft {
     /// Syntactic kind.
     pub kind: ChunkKind,
@@ -105,7 +105,7 @@ pub struct ChunkDraft {
 }
 
 /// How a symbol is referenced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefKind {
     /// A call site.
@@ -117,7 +117,7 @@ pub enum RefKind {
 }
 
 /// A symbol defined in the file.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SymbolDef {
     /// Bare name (`parse`, not `Parser::parse`).
     pub name: String,
@@ -130,7 +130,7 @@ pub struct SymbolDef {
 }
 
 /// A reference from inside the file to a symbol by name.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SymbolRef {
     /// Bare name referenced.
     pub name: String,
@@ -168,9 +168,9 @@ pub fn chunk_file(rel_path: &str, source: &str, cfg: &ChunkConfig) -> ParsedFile
     let structured = std::panic::catch_unwind(|| chunk_structured(rel_path, source, &cfg));
     match structured {
         Ok(Some(parsed)) => parsed,
-        Ok(None) => window_file(plain_language(rel_path), source, &cfg, None),
+        Ok(None) => window_file(language_of(rel_path), source, &cfg, None),
         Err(_) => window_file(
-            plain_language(rel_path),
+            language_of(rel_path),
             source,
             &cfg,
             Some("internal error while chunking; chunked by lines".to_owned()),
@@ -206,7 +206,9 @@ fn chunk_structured(rel_path: &str, source: &str, cfg: &ChunkConfig) -> Option<P
 }
 
 /// The language name of a file chunked by lines.
-fn plain_language(rel_path: &str) -> &'static str {
+/// The language a file at `rel_path` is chunked as (`rust`, `markdown`,
+/// `text`, ...): the path alone decides it.
+pub fn language_of(rel_path: &str) -> &'static str {
     match lang::for_path(rel_path) {
         Some(config) => config.name,
         None if lang::is_markdown(rel_path) => "markdown",

@@ -7,6 +7,8 @@
 //! `project.rs`.
 
 use super::*;
+use crate::indexing::derived::{self, Derived};
+use crate::stores::shared::{Key, Row, SharedRun, Table};
 use crate::stores::vectors::MAX_DEAD_FRACTION;
 
 impl Project {
@@ -122,6 +124,10 @@ impl Project {
         }
         let mut report = IndexReport::default();
         let full = scope.is_none();
+        let shared = self
+            .shared
+            .as_ref()
+            .map(|store| Arc::new(SharedRun::new(Arc::clone(store))));
 
         let started = Instant::now();
         let (walked, states, deletes) = match scope {
@@ -168,6 +174,7 @@ impl Project {
                     deletes,
                     full,
                     generation: now,
+                    shared: shared.as_ref(),
                 },
                 &mut diagnostics,
                 &mut report,
@@ -207,7 +214,11 @@ impl Project {
             let next = if embedder.caches_vectors() {
                 let inserted = applied.inserted.len() as u64;
                 match self
-                    .embed_missing(embedder.as_ref(), gaps.as_ref(), progress, cancel)
+                    .embed_missing(
+                        EmbedRun::start(embedder.as_ref(), shared.as_ref(), progress),
+                        gaps.as_ref(),
+                        cancel,
+                    )
                     .await
                 {
                     Ok(n) => report.chunks_embedded = n,
@@ -217,7 +228,8 @@ impl Project {
                 report.embeddings_cached = inserted.saturating_sub(report.chunks_embedded);
                 VectorStage::FromCache(gaps)
             } else {
-                self.embed_into_vectors(embedder.as_ref(), gaps, &mut report, progress, cancel)
+                let run = EmbedRun::start(embedder.as_ref(), shared.as_ref(), progress);
+                self.embed_into_vectors(run, gaps, &mut report, cancel)
                     .await?
             };
             report.times.embed = started.elapsed();
@@ -242,12 +254,27 @@ impl Project {
             // An embedder that caches its vectors wrote them to the catalog.
             self.fold_wal().await;
         }
+        if let Some(shared) = shared {
+            report.shared = Some(self.remember_shared(&shared).await);
+        }
         progress(Progress {
             stage: Stage::Done,
             done: 1,
             total: Some(1),
         });
         Ok(report)
+    }
+
+    /// Wait for the run's pushes, and keep its report for `status` (best
+    /// effort: a failure only loses the figures).
+    async fn remember_shared(&self, shared: &SharedRun) -> SharedReport {
+        let report = shared.finish().await;
+        if let Ok(json) = serde_json::to_string(&report)
+            && let Err(e) = self.catalog.set_meta(SHARED_LAST, &json).await
+        {
+            tracing::warn!("keeping the shared store's figures: {e}");
+        }
+        report
     }
 
     /// Fold a large write-ahead log into the catalog file
@@ -299,37 +326,28 @@ impl Project {
         let bytes: u64 = step.to_read.iter().map(|f| f.size).sum();
         let batches = batches(step.to_read);
         let failed = AtomicBool::new(false);
+        let stop = || cancel.is_cancelled() || failed.load(Ordering::Relaxed);
         let (streamed, writer, parse_time) = tokio::task::block_in_place(|| {
             std::thread::scope(|scope| {
                 let (parsed_tx, parsed_rx) = tokio::sync::mpsc::channel::<Vec<ReadOutcome>>(1);
                 let (feed_tx, feed_rx) = tokio::sync::mpsc::channel::<Feed>(1);
-                let failed = &failed;
-                let states = step.states;
-                let chunk_cfg = &self.cfg.chunk;
+                let deriver = Deriver {
+                    states: step.states,
+                    cfg: &self.cfg.chunk,
+                    shared: step.shared,
+                    runtime: tokio::runtime::Handle::current(),
+                    stop: &stop,
+                    done: AtomicU64::new(0),
+                    progress,
+                    total,
+                };
                 let parser = std::thread::Builder::new()
                     .name("loupe-parse".into())
                     .spawn_scoped(scope, move || {
-                        let done = AtomicU64::new(0);
                         let mut busy = Duration::ZERO;
                         for batch in batches {
                             let started = Instant::now();
-                            let outcomes: Vec<ReadOutcome> = batch
-                                .par_iter()
-                                .map(|file| {
-                                    if cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
-                                        return ReadOutcome::Cancelled;
-                                    }
-                                    let out =
-                                        read_and_chunk(file, states.get(&file.rel), chunk_cfg);
-                                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                                    progress(Progress {
-                                        stage: Stage::Parse,
-                                        done: n,
-                                        total: Some(total),
-                                    });
-                                    out
-                                })
-                                .collect();
+                            let outcomes = deriver.batch(batch);
                             busy += started.elapsed();
                             if parsed_tx.blocking_send(outcomes).is_err() {
                                 break;
@@ -581,12 +599,11 @@ impl Project {
     /// it embedded.
     async fn embed_missing(
         &self,
-        embedder: &dyn Embedder,
+        mut run: EmbedRun<'_>,
         gaps: Option<&VectorGaps>,
-        progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<u64> {
-        let model = embedder.model_id().to_owned();
+        let model = run.embedder.model_id().to_owned();
         // A chunk with a point in the held vector index has a cached
         // vector; only the live chunks without one can lack it (after a
         // small change, the chunks it added). With no index held for this
@@ -601,7 +618,7 @@ impl Project {
         };
         // Identical content appears more than once (license headers,
         // vendored copies): each hash is listed, and embedded, once.
-        let mut run = EmbedRun::start(embedder, progress, missing.len());
+        run.expect(missing.len());
         let mut unsaved: Vec<(String, Vec<f32>)> = Vec::new();
         let mut stored_at = Instant::now();
         // The texts are read a page at a time: all of them at once was the
@@ -614,7 +631,7 @@ impl Project {
                     self.catalog.store_embeddings(&model, &unsaved).await?;
                     return Err(Error::Cancelled);
                 }
-                let vectors = run.embed(batch)?;
+                let vectors = run.embed(batch).await?;
                 unsaved.extend(batch.iter().map(|c| c.hash.clone()).zip(vectors));
                 // Few, large transactions: a commit per batch (and the WAL
                 // checkpoints they trigger) took 0.9 s of tokio's 1 s
@@ -628,7 +645,7 @@ impl Project {
             }
         }
         self.catalog.store_embeddings(&model, &unsaved).await?;
-        Ok(run.done)
+        Ok(run.computed)
     }
 
     /// The gaps of a held index the run extends in place (`None`: no
@@ -673,12 +690,12 @@ impl Project {
     /// next run embeds the rest.
     async fn embed_into_vectors(
         &self,
-        embedder: &dyn Embedder,
+        mut run: EmbedRun<'_>,
         gaps: Option<VectorGaps>,
         report: &mut IndexReport,
-        progress: ProgressSink<'_>,
         cancel: &CancelToken,
     ) -> Result<VectorStage> {
+        let embedder = run.embedder;
         let (ids, mut building) = match self.extendable(gaps) {
             Some(gaps) => (gaps.missing, None),
             None => {
@@ -688,7 +705,7 @@ impl Project {
                 (ids, Some(index))
             }
         };
-        let mut run = EmbedRun::start(embedder, progress, ids.len());
+        run.expect(ids.len());
         for page in ids.chunks(EMBED_STORE_ROWS) {
             // A page goes into the index at once: each insert keeps the
             // index's ids sorted, and a held index's answers are
@@ -699,7 +716,7 @@ impl Project {
                     report.embedding_incomplete = true;
                     break;
                 }
-                let vectors = run.embed(batch)?;
+                let vectors = run.embed(batch).await?;
                 items.extend(batch.iter().map(|c| c.id).zip(vectors));
             }
             match building.as_mut() {
@@ -712,7 +729,7 @@ impl Project {
                 break;
             }
         }
-        report.chunks_embedded = run.done;
+        report.chunks_embedded = run.computed;
         Ok(match building {
             Some(index) => VectorStage::HoldNew(Box::new(index)),
             None => VectorStage::SaveHeld,
@@ -732,37 +749,93 @@ enum VectorStage {
 }
 
 /// Embeds batches of chunks for an index run, reporting
-/// [`Stage::Embed`] progress as it goes.
+/// [`Stage::Embed`] progress as it goes; with a shared store, the vectors
+/// it holds are pulled and only the others computed (and pushed).
 struct EmbedRun<'a> {
     embedder: &'a dyn Embedder,
+    shared: Option<&'a Arc<SharedRun>>,
     progress: ProgressSink<'a>,
     done: u64,
     total: u64,
+    /// Vectors the model computed (`done` less those pulled from the store).
+    computed: u64,
     /// The model's weights, kept in memory for the run ([`Embedder::hold`]).
     _hold: Option<crate::signals::embed::Hold>,
 }
 
 impl<'a> EmbedRun<'a> {
-    /// Report that `total` chunks are to be embedded.
-    fn start(embedder: &'a dyn Embedder, progress: ProgressSink<'a>, total: usize) -> Self {
-        let run = Self {
+    fn start(
+        embedder: &'a dyn Embedder,
+        shared: Option<&'a Arc<SharedRun>>,
+        progress: ProgressSink<'a>,
+    ) -> Self {
+        Self {
             embedder,
+            shared,
             progress,
             done: 0,
-            total: total as u64,
-            _hold: embedder.hold(total),
-        };
-        run.report();
-        run
+            total: 0,
+            computed: 0,
+            _hold: None,
+        }
+    }
+
+    /// Report that `total` chunks are to be embedded.
+    fn expect(&mut self, total: usize) {
+        self.total = total as u64;
+        self._hold = self.embedder.hold(total);
+        self.report();
     }
 
     /// The vectors of `batch`, in order.
-    fn embed(&mut self, batch: &[Chunk]) -> Result<Vec<Vec<f32>>> {
+    async fn embed(&mut self, batch: &[Chunk]) -> Result<Vec<Vec<f32>>> {
         let texts: Vec<String> = batch.iter().map(embed_text).collect();
-        let vectors = tokio::task::block_in_place(|| self.embedder.embed(&texts))?;
+        let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let model = self.embedder.model_id();
+        let keys: Vec<Key> = match self.shared {
+            Some(_) => texts.iter().map(|t| Key::of_input(t, model)).collect(),
+            None => Vec::new(),
+        };
+        if let Some(shared) = self.shared {
+            let pulled = shared.pull(Table::Vectors, &keys).await;
+            let mut bad = Vec::new();
+            for (slot, key) in vectors.iter_mut().zip(&keys) {
+                if let Some(bytes) = pulled.get(key) {
+                    *slot = crate::stores::shared::vector_from(bytes, self.embedder.dim());
+                    if slot.is_none() {
+                        bad.push(key.clone());
+                    }
+                }
+            }
+            shared.used(Table::Vectors, (pulled.len() - bad.len()) as u64);
+            shared.reject(bad);
+        }
+        let missing: Vec<usize> = (0..texts.len()).filter(|i| vectors[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let inputs: Vec<String> = missing.iter().map(|i| texts[*i].clone()).collect();
+            let computed = tokio::task::block_in_place(|| self.embedder.embed(&inputs))?;
+            self.computed += computed.len() as u64;
+            if computed.len() != inputs.len() {
+                return Err(Error::Embed(format!(
+                    "{} vectors for {} texts",
+                    computed.len(),
+                    inputs.len()
+                )));
+            }
+            let mut rows = Vec::new();
+            for (i, v) in missing.into_iter().zip(computed) {
+                if let Some(key) = keys.get(i) {
+                    rows.push((key.clone(), crate::stores::shared::vector_bytes(&v)));
+                }
+                vectors[i] = Some(v);
+            }
+            if let Some(shared) = self.shared {
+                shared.push(Table::Vectors, rows);
+            }
+        }
         self.done += batch.len() as u64;
         self.report();
-        Ok(vectors)
+        Ok(vectors.into_iter().flatten().collect())
     }
 
     fn report(&self) {
@@ -790,6 +863,109 @@ impl VectorGaps {
     }
 }
 
+/// Reads and derives the batches of an index run's parse thread: reads
+/// and hashes a batch on every core, pulls the parses the shared store
+/// holds for those bytes, derives the others (and pushes them).
+struct Deriver<'a> {
+    states: &'a HashMap<String, FileState>,
+    cfg: &'a ChunkConfig,
+    shared: Option<&'a Arc<SharedRun>>,
+    /// The run's runtime: the parse thread waits on the store through it.
+    runtime: tokio::runtime::Handle,
+    /// Whether the run was cancelled or failed.
+    stop: &'a (dyn Fn() -> bool + Sync),
+    done: AtomicU64,
+    progress: ProgressSink<'a>,
+    total: u64,
+}
+
+impl Deriver<'_> {
+    /// The outcome of each file of `batch`, in order.
+    fn batch(&self, batch: &[&WalkedFile]) -> Vec<ReadOutcome> {
+        let read: Vec<std::result::Result<Source<'_>, ReadOutcome>> = batch
+            .par_iter()
+            .map(|file| {
+                if (self.stop)() {
+                    return Err(ReadOutcome::Cancelled);
+                }
+                read_source(file, self.states.get(&file.rel), self.cfg)
+            })
+            .collect();
+        let key = |source: &Source<'_>| -> Option<Key> {
+            self.shared?;
+            Key::from_hex(&source.hash, &derived::deriver(&source.file.rel, self.cfg))
+        };
+        let pulled = match self.shared {
+            Some(shared) => {
+                let keys: Vec<Key> = read.iter().flatten().filter_map(key).collect();
+                self.runtime.block_on(shared.pull(Table::Parses, &keys))
+            }
+            None => HashMap::new(),
+        };
+        let used = AtomicU64::new(0);
+        let bad = std::sync::Mutex::new(Vec::new());
+        let (outcomes, pushes): (Vec<ReadOutcome>, Vec<Option<Row>>) = read
+            .into_par_iter()
+            .map(|read| {
+                let out = match read {
+                    Ok(source) => self.derive(source, &key, &pulled, (&used, &bad)),
+                    Err(outcome) => (outcome, None),
+                };
+                let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+                (self.progress)(Progress {
+                    stage: Stage::Parse,
+                    done: n,
+                    total: Some(self.total),
+                });
+                out
+            })
+            .unzip();
+        if let Some(shared) = self.shared {
+            shared.used(Table::Parses, used.into_inner());
+            shared.reject(bad.into_inner().unwrap_or_default());
+            shared.push(Table::Parses, pushes.into_iter().flatten().collect());
+        }
+        outcomes
+    }
+
+    /// One file's outcome from the store's parse of its bytes (counted in
+    /// `used`) or, failing that, its own (a row that does not fit the
+    /// bytes counted in `bad`), and the row to push, if any.
+    fn derive(
+        &self,
+        source: Source<'_>,
+        key: &dyn Fn(&Source<'_>) -> Option<Key>,
+        pulled: &HashMap<Key, Vec<u8>>,
+        (used, bad): (&AtomicU64, &std::sync::Mutex<Vec<Key>>),
+    ) -> (ReadOutcome, Option<Row>) {
+        let key = key(&source);
+        let from_store = key.as_ref().and_then(|k| pulled.get(k)).map(|bytes| {
+            serde_json::from_slice::<Derived>(bytes)
+                .ok()
+                .filter(|d| d.mismatch(&source.text).is_none())
+        });
+        let (derived, push) = match from_store {
+            Some(Some(derived)) => {
+                used.fetch_add(1, Ordering::Relaxed);
+                (derived, None)
+            }
+            pulled => {
+                if let (Some(_), Some(key)) = (pulled, &key)
+                    && let Ok(mut bad) = bad.lock()
+                {
+                    bad.push(key.clone());
+                }
+                let derived = derived::derive(&source.file.rel, &source.text, self.cfg);
+                let push = key
+                    .filter(|_| derived.shareable())
+                    .and_then(|k| serde_json::to_vec(&derived).ok().map(|bytes| (k, bytes)));
+                (derived, push)
+            }
+        };
+        (source.update(&derived), push)
+    }
+}
+
 /// What one [`Project::read_and_commit`] works on.
 struct Step<'a> {
     /// Files whose size or mtime moved (or that are new).
@@ -798,6 +974,8 @@ struct Step<'a> {
     states: &'a HashMap<String, FileState>,
     /// Indexed files the walk no longer found.
     deletes: Vec<String>,
+    /// The run's use of the shared store, when there is one.
+    shared: Option<&'a Arc<SharedRun>>,
     /// Whether the walk saw every file (so its diagnostics replace the
     /// stored ones).
     full: bool,
@@ -868,120 +1046,116 @@ pub(crate) enum ReadOutcome {
 }
 
 /// Read one file, decide whether its content changed, and chunk it if so.
-// Long: each way a file can fail to read is its own diagnostic, in the order they are checked, then the chunks.
 pub(crate) fn read_and_chunk(
     file: &WalkedFile,
     stored: Option<&FileState>,
     cfg: &ChunkConfig,
 ) -> ReadOutcome {
+    match read_source(file, stored, cfg) {
+        Ok(source) => {
+            let derived = derived::derive(&file.rel, &source.text, cfg);
+            source.update(&derived)
+        }
+        Err(outcome) => outcome,
+    }
+}
+
+/// A file read whose content changed: its text, to be derived.
+pub(crate) struct Source<'a> {
+    pub(crate) file: &'a WalkedFile,
+    pub(crate) text: String,
+    /// blake3 of the bytes, hex.
+    pub(crate) hash: String,
+}
+
+impl Source<'_> {
+    /// The file's update from its parse.
+    pub(crate) fn update(self, derived: &Derived) -> ReadOutcome {
+        let rel = &self.file.rel;
+        let warnings = derived
+            .warnings
+            .iter()
+            .map(|w| Diagnostic::new(rel, DiagnosticKind::Degraded, w))
+            .collect();
+        ReadOutcome::Changed(
+            Box::new(FileUpdate {
+                path: rel.clone(),
+                size: self.text.len() as u64,
+                mtime_ns: self.file.mtime_ns,
+                hash: self.hash,
+                language: crate::indexing::chunk::language_of(rel).to_owned(),
+                role: crate::indexing::role::role_for_path(rel),
+                chunks: derived.chunks(rel, &self.text),
+                defs: derived.defs.clone(),
+                refs: derived.refs.clone(),
+            }),
+            warnings,
+        )
+    }
+}
+
+/// Read one file and decide whether its content changed: its text if so,
+/// else what the run records instead (unchanged, or skipped and why).
+// Long: each way a file can fail to read is its own diagnostic, in the order they are checked.
+pub(crate) fn read_source<'a>(
+    file: &'a WalkedFile,
+    stored: Option<&FileState>,
+    cfg: &ChunkConfig,
+) -> std::result::Result<Source<'a>, ReadOutcome> {
     let bytes = match std::fs::read(&file.abs) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ReadOutcome::Skipped(
+            return Err(ReadOutcome::Skipped(
                 file.rel.clone(),
                 Diagnostic::new(
                     &file.rel,
                     DiagnosticKind::Vanished,
                     "deleted while indexing",
                 ),
-            );
+            ));
         }
         Err(e) => {
-            return ReadOutcome::Skipped(
+            return Err(ReadOutcome::Skipped(
                 file.rel.clone(),
                 Diagnostic::new(&file.rel, DiagnosticKind::Unreadable, e),
-            );
+            ));
         }
     };
     if bytes.len() as u64 > cfg.max_parse_bytes.max(1) as u64 * 64 {
         // Grew past any sane size between walk and read.
-        return ReadOutcome::Skipped(
+        return Err(ReadOutcome::Skipped(
             file.rel.clone(),
             Diagnostic::new(&file.rel, DiagnosticKind::TooLarge, "grew while indexing"),
-        );
+        ));
     }
     if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
-        return ReadOutcome::Skipped(
+        return Err(ReadOutcome::Skipped(
             file.rel.clone(),
             Diagnostic::new(&file.rel, DiagnosticKind::Binary, "contains NUL bytes"),
-        );
+        ));
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();
-    let size = bytes.len() as u64;
     if stored.is_some_and(|s| s.hash == hash) {
-        return ReadOutcome::Unchanged(file.rel.clone(), size, file.mtime_ns);
+        return Err(ReadOutcome::Unchanged(
+            file.rel.clone(),
+            bytes.len() as u64,
+            file.mtime_ns,
+        ));
     }
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            return ReadOutcome::Skipped(
-                file.rel.clone(),
-                Diagnostic::new(
-                    &file.rel,
-                    DiagnosticKind::InvalidUtf8,
-                    format!(
-                        "not UTF-8 (first bad byte at offset {})",
-                        e.utf8_error().valid_up_to()
-                    ),
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Source { file, text, hash }),
+        Err(e) => Err(ReadOutcome::Skipped(
+            file.rel.clone(),
+            Diagnostic::new(
+                &file.rel,
+                DiagnosticKind::InvalidUtf8,
+                format!(
+                    "not UTF-8 (first bad byte at offset {})",
+                    e.utf8_error().valid_up_to()
                 ),
-            );
-        }
-    };
-    let parsed = chunk_file(&file.rel, &text, cfg);
-    let role = crate::indexing::role::role_for_path(&file.rel);
-    let chunks = parsed
-        .chunks
-        .iter()
-        .filter_map(|d| {
-            let piece = text.get(d.start_byte as usize..d.end_byte as usize)?;
-            Some(Chunk {
-                id: 0,
-                path: file.rel.clone(),
-                language: parsed.language.to_owned(),
-                kind: d.kind,
-                symbol: d.symbol.clone(),
-                parent: d.parent.clone(),
-                start_byte: d.start_byte,
-                end_byte: d.end_byte,
-                start_line: d.start_line,
-                end_line: d.end_line,
-                role: crate::indexing::role::role_for_chunk(
-                    role,
-                    parsed.language,
-                    d.kind,
-                    d.symbol.as_deref(),
-                    d.parent.as_deref(),
-                ),
-                text: piece.to_owned(),
-                outline: d.outline.clone(),
-                hash: blake3::hash(piece.as_bytes()).to_hex().to_string(),
-                tokens: u32::try_from(loupe_assemble::tokens::count(
-                    loupe_assemble::tokens::Encoding::O200kBase,
-                    piece,
-                ))
-                .unwrap_or(u32::MAX),
-            })
-        })
-        .collect();
-    let warnings = parsed
-        .warnings
-        .iter()
-        .map(|w| Diagnostic::new(&file.rel, DiagnosticKind::Degraded, w))
-        .collect();
-    ReadOutcome::Changed(
-        Box::new(FileUpdate {
-            path: file.rel.clone(),
-            size,
-            mtime_ns: file.mtime_ns,
-            hash,
-            language: parsed.language.to_owned(),
-            role,
-            chunks,
-            defs: parsed.defs,
-            refs: parsed.refs,
-        }),
-        warnings,
-    )
+            ),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod graph;
 mod history;
 mod index;
 mod selection;
+mod shared;
 mod staged;
 #[cfg(feature = "minilm")]
 mod static_embed;

@@ -41,6 +41,7 @@ import {
   type MapNodeDto,
   type MapStatusDto,
   type StatusDto,
+  type SharedDto,
   type MapViewDto,
   type ExpanderDto,
   type ModelDto,
@@ -302,7 +303,7 @@ function statusOf(root: string): StatusDto {
   const chunks = files.reduce((n, f) => n + f.chunks.length, 0);
   if (scanning.has(root)) {
     // The engine's status before a first index lands: nothing committed.
-    return { root, files: 0, chunks: 0, generation: 0, vectors_ready: false, vector_model: 'loupe-code', vector_chunks: 0, vector_graph: null, diagnostics: 0, recovered: [], history_commits: 0, history_note: null };
+    return { root, files: 0, chunks: 0, generation: 0, vectors_ready: false, vector_model: 'loupe-code', vector_chunks: 0, vector_graph: null, diagnostics: 0, recovered: [], history_commits: 0, history_note: null, shared: null };
   }
   return {
     root,
@@ -317,7 +318,20 @@ function statusOf(root: string): StatusDto {
     recovered: [],
     history_commits: 128,
     history_note: null,
+    shared: sharedOf(root, files.length, chunks),
   };
+}
+
+/** `/team` projects index from a team store (`/team-down`: one nobody answers at). */
+function sharedOf(root: string, files: number, chunks: number): SharedDto | null {
+  const store = 'postgres://loupe@db.team.internal:5432/loupe';
+  if (root.endsWith('/team')) {
+    return { store, files_pulled: files, vectors_pulled: chunks, files_pushed: 0, vectors_pushed: 0, rejected: 0, fault: null };
+  }
+  if (root.endsWith('/team-down')) {
+    return { store, files_pulled: 0, vectors_pulled: 0, files_pushed: 0, vectors_pushed: 0, rejected: 0, fault: 'pulling from the shared store: no answer within 5.0 s' };
+  }
+  return null;
 }
 
 /** The indexed files: the fixture's, or many made-up ones for the scale scenarios. */

@@ -83,7 +83,42 @@ history_commits: number,
 /**
  * Why there is no commit history, when there is none.
  */
-history_note: string | null, };
+history_note: string | null, 
+/**
+ * What the last index run got from the team's shared store; `null`
+ * when none is configured (or no run has used it yet).
+ */
+shared: SharedDto | null, };
+
+export type SharedDto = { 
+/**
+ * The store's URL, without a password.
+ */
+store: string, 
+/**
+ * Files whose parse came from the store.
+ */
+files_pulled: number, 
+/**
+ * Chunks whose vector came from the store.
+ */
+vectors_pulled: number, 
+/**
+ * Files parsed here and written to the store.
+ */
+files_pushed: number, 
+/**
+ * Vectors computed here and written to the store.
+ */
+vectors_pushed: number, 
+/**
+ * Rows that failed validation (derived here instead).
+ */
+rejected: number, 
+/**
+ * Why the run stopped asking the store, if it did.
+ */
+fault: string | null, };
 
 export type OpenedDto = { 
 /**
