@@ -383,12 +383,7 @@ impl Shared {
     /// [`ROWS_PER_STATEMENT`]. Keys already there are left as they are,
     /// unless `replace` (rows that failed validation here: a good row
     /// takes the damaged one's place). Returns how many rows were written.
-    pub async fn push(
-        &self,
-        table: Table,
-        rows: &[Row],
-        replace: bool,
-    ) -> Result<u64, String> {
+    pub async fn push(&self, table: Table, rows: &[Row], replace: bool) -> Result<u64, String> {
         if self.cfg.mode == SharedMode::Read {
             return Ok(0);
         }
