@@ -47,7 +47,7 @@ E2E_APP := $(TARGET_DIR)/e2e/loupe-app
 E2E_CLI := $(TARGET_DIR)/e2e/loupe
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24"
 
-.PHONY: pg-deps checks ui-record ui-dist bench-first bench-app-rss train train-reranker run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
+.PHONY: pg-deps bench-shared checks ui-record ui-dist bench-first bench-app-rss train train-reranker run cli test deps ui-deps lint unit ui-check ui-mock ui-test e2e e2e-app tauri-driver package types bench bench-peers bench-ui fmt clippy doc mcp-test fuzz token-margins
 
 $(STAMP_DIR):
 	@mkdir -p $(STAMP_DIR)
@@ -247,6 +247,12 @@ test:
 bench: deps
 	@command -v /usr/bin/time >/dev/null || (apt-get update -qq && apt-get install -y -qq time)
 	scripts/bench-index.sh
+
+## bench-shared: the team's shared store on the vendor corpus: a cold index, the
+## same pushing to an empty store, a second checkout pulling from it (a
+## throwaway PostgreSQL cluster on loopback; RUNS=3 rounds; BENCHMARKS.md).
+bench-shared: deps pg-deps
+	scripts/bench-shared.sh
 
 ## bench-ui: the prompt preview's highlighting on a ~50k-token prompt (mock build, Debian's chromium).
 bench-ui: deps ui-deps
