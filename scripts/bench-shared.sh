@@ -5,8 +5,11 @@
 #   cold   a full index (code vectors on), fresh data dir, no store;
 #   push   the same with an empty store: what pushing costs the first member;
 #   pull   a second checkout at another path, fresh data dir, warm store.
+#   mcp    an agent's sandbox: `loupe mcp` on a fresh data dir until its
+#          first `context` call is answered with every signal ready, without
+#          the store and with it warm (tools/bench/mcp_first_context.py).
 # Prints each run's wall time, stage times and what came from the store,
-# then the medians, the pull/cold ratio and the store's size.
+# then the medians, the pull/cold ratios and the store's size.
 # Usage: scripts/bench-shared.sh [WORKDIR] (RUNS=3 by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,7 +69,7 @@ PY
   cat "$work/$name.json.wall" >> "$work/$name.walls"
 }
 
-rm -f "$work"/*.walls
+rm -f "$work"/*.walls "$work"/mcp-*.jsonl
 for i in $(seq "$runs"); do
   echo "-- round $i"
   run cold "$corpus"
@@ -76,12 +79,28 @@ for i in $(seq "$runs"); do
   run pull "$other" --shared "$url"
 done
 
+# An agent's sandbox: `loupe mcp` on a fresh data dir, its first `context`
+# call once every signal is ready; without the store, then with it warm.
+question="how does the index writer commit a segment?"
+for i in $(seq "$runs"); do
+  for side in cold pull; do
+    rm -rf "$work/data-mcp"
+    args=(); folder=$corpus
+    [ "$side" = pull ] && args=(--shared "$url") && folder=$other
+    python3 tools/bench/mcp_first_context.py "$loupe" "$folder" "$work/data-mcp" "$question" "${args[@]}" \
+      | tee -a "$work/mcp-$side.jsonl" | sed "s/^/mcp-$side /"
+  done
+done
+
 python3 - "$work" <<'PY'
-import statistics, sys
+import json, statistics, sys
 w = sys.argv[1]
 med = {n: statistics.median(float(x) for x in open(f"{w}/{n}.walls")) for n in ["cold", "push", "pull"]}
 print(f"medians: cold {med['cold']:.1f} s, push {med['push']:.1f} s ({med['push'] / med['cold']:.2f}x), "
       f"pull {med['pull']:.1f} s ({med['pull'] / med['cold']:.2f}x of cold)")
+mcp = {s: statistics.median(json.loads(l)["answered_s"] for l in open(f"{w}/mcp-{s}.jsonl")) for s in ["cold", "pull"]}
+print(f"mcp first context, every signal ready: cold {mcp['cold']:.1f} s, warm store {mcp['pull']:.1f} s "
+      f"({mcp['pull'] / mcp['cold']:.2f}x)")
 PY
 echo "store: $(psql -d team -c "SELECT pg_size_pretty(pg_database_size('team'))") on disk; rows:"
 psql -d team -c "SELECT 'parses', count(*), pg_size_pretty(sum(octet_length(payload))) FROM loupe_parses UNION ALL SELECT 'vectors', count(*), pg_size_pretty(sum(octet_length(vector))) FROM loupe_vectors"

@@ -9,7 +9,7 @@
 CREATE TABLE loupe_parses (
     content bytea NOT NULL,     -- blake3 of the file's bytes
     deriver text NOT NULL,
-    payload bytea NOT NULL,     -- JSON (`Derived`)
+    payload bytea NOT NULL,     -- zstd-compressed JSON (`Derived::to_row`)
     digest bytea NOT NULL,      -- blake3 of (key, payload): a damaged row is told apart
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (content, deriver)

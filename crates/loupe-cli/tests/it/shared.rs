@@ -28,7 +28,8 @@ fn a_second_checkout_pulls_what_the_first_pushed_and_says_so() {
     let report = index_json(data.path(), first.path(), &["--shared", &url]);
     let files = report["files_changed"].as_u64().unwrap();
     assert_eq!(report["shared"]["files_pushed"].as_u64(), Some(files));
-    assert!(report["shared"]["vectors_pushed"].as_u64().unwrap() > 0);
+    // The code model computes a vector faster than the store returns one.
+    assert_eq!(report["shared"]["vectors_pushed"].as_u64(), Some(0));
 
     // Another path and data dir; the store named by the team's file.
     let second = tempfile::tempdir().unwrap();
@@ -43,11 +44,8 @@ fn a_second_checkout_pulls_what_the_first_pushed_and_says_so() {
     // .loupe.toml itself is a file of the second checkout only.
     assert_eq!(report["shared"]["files_pulled"].as_u64(), Some(files));
     assert_eq!(report["shared"]["files_pushed"].as_u64(), Some(0));
-    // Only the chunks of the one file the first checkout lacks.
-    let pulled = report["shared"]["vectors_pulled"].as_u64().unwrap();
-    let computed = report["chunks_embedded"].as_u64().unwrap();
-    assert_eq!(pulled + computed, report["chunks_added"].as_u64().unwrap());
-    assert!(computed <= 2, "{computed} computed, {pulled} pulled");
+    assert_eq!(report["shared"]["vectors_pulled"].as_u64(), Some(0));
+    assert_eq!(report["chunks_embedded"], report["chunks_added"]);
     let status = run_ok(
         loupe(data2.path())
             .env_remove("LOUPE_SHARED_URL")

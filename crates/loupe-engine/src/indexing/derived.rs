@@ -16,8 +16,12 @@ use crate::indexing::role;
 use loupe_assemble::Chunk;
 use serde::{Deserialize, Serialize};
 
-/// The layout of [`Derived`] as the store keeps it; bump on any change.
+/// The layout of [`Derived`] as the store keeps it ([`Derived::to_row`]);
+/// bump on any change.
 const FORMAT: u32 = 1;
+/// The largest row [`Derived::from_row`] inflates: a file over the walk's
+/// 1 MiB cap is not indexed, and its parse is a few times its size.
+const MAX_ROW_BYTES: usize = 64 << 20;
 
 /// A file's parse, path-free.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,6 +88,20 @@ pub fn derive(rel_path: &str, text: &str, cfg: &ChunkConfig) -> Derived {
 }
 
 impl Derived {
+    /// The row the shared store keeps: JSON, zstd-compressed (a sixth of
+    /// its size on the vendor corpus: outlines repeat their span names).
+    pub fn to_row(&self) -> Option<Vec<u8>> {
+        let json = serde_json::to_vec(self).ok()?;
+        zstd::bulk::compress(&json, 3).ok()
+    }
+
+    /// A row back, or `None` when it does not decode (a damaged or
+    /// foreign row: the caller derives the file itself).
+    pub fn from_row(row: &[u8]) -> Option<Self> {
+        let json = zstd::bulk::decompress(row, MAX_ROW_BYTES).ok()?;
+        serde_json::from_slice(&json).ok()
+    }
+
     /// Whether another machine would derive the same: not when the parse
     /// degraded (a parse timeout depends on the machine's speed).
     pub fn shareable(&self) -> bool {
@@ -183,9 +201,11 @@ mod tests {
         let cfg = ChunkConfig::default();
         let derived = derive("src/lib.rs", SOURCE, &cfg);
         assert!(!derived.chunks.is_empty());
-        let bytes = serde_json::to_vec(&derived).unwrap();
-        let back: Derived = serde_json::from_slice(&bytes).unwrap();
+        let row = derived.to_row().unwrap();
+        let back = Derived::from_row(&row).unwrap();
         assert_eq!(back, derived);
+        assert_eq!(Derived::from_row(&row[..row.len() - 1]), None);
+        assert_eq!(Derived::from_row(b"{}"), None);
         assert_eq!(back.mismatch(SOURCE), None);
         // The same bytes at another path give the same chunks but for the path.
         let here = derived.chunks("src/lib.rs", SOURCE);

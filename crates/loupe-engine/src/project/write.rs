@@ -749,8 +749,9 @@ enum VectorStage {
 }
 
 /// Embeds batches of chunks for an index run, reporting
-/// [`Stage::Embed`] progress as it goes; with a shared store, the vectors
-/// it holds are pulled and only the others computed (and pushed).
+/// [`Stage::Embed`] progress as it goes; with a shared store and a model
+/// that caches its vectors, the vectors the store holds are pulled and
+/// only the others computed (and pushed).
 struct EmbedRun<'a> {
     embedder: &'a dyn Embedder,
     shared: Option<&'a Arc<SharedRun>>,
@@ -771,7 +772,8 @@ impl<'a> EmbedRun<'a> {
     ) -> Self {
         Self {
             embedder,
-            shared,
+            // Only a model worth caching is worth a round trip.
+            shared: shared.filter(|_| embedder.caches_vectors()),
             progress,
             done: 0,
             total: 0,
@@ -939,11 +941,10 @@ impl Deriver<'_> {
         (used, bad): (&AtomicU64, &std::sync::Mutex<Vec<Key>>),
     ) -> (ReadOutcome, Option<Row>) {
         let key = key(&source);
-        let from_store = key.as_ref().and_then(|k| pulled.get(k)).map(|bytes| {
-            serde_json::from_slice::<Derived>(bytes)
-                .ok()
-                .filter(|d| d.mismatch(&source.text).is_none())
-        });
+        let from_store = key
+            .as_ref()
+            .and_then(|k| pulled.get(k))
+            .map(|bytes| Derived::from_row(bytes).filter(|d| d.mismatch(&source.text).is_none()));
         let (derived, push) = match from_store {
             Some(Some(derived)) => {
                 used.fetch_add(1, Ordering::Relaxed);
@@ -958,7 +959,7 @@ impl Deriver<'_> {
                 let derived = derived::derive(&source.file.rel, &source.text, self.cfg);
                 let push = key
                     .filter(|_| derived.shareable())
-                    .and_then(|k| serde_json::to_vec(&derived).ok().map(|bytes| (k, bytes)));
+                    .and_then(|k| derived.to_row().map(|row| (k, row)));
                 (derived, push)
             }
         };

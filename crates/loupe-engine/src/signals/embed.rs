@@ -78,6 +78,9 @@ pub trait Embedder: Send + Sync {
     /// (a transformer, an HTTP service). A table lookup such as the code
     /// model says no: it embeds the chunks again faster than the catalog
     /// returns their vectors, and its vectors live in the vector index only.
+    /// The same answer says whether the team's shared store keeps them
+    /// (`stores/shared.rs`): pulling the code model's vectors of the vendor
+    /// corpus took as long as computing them (BENCHMARKS.md).
     fn caches_vectors(&self) -> bool {
         true
     }

@@ -235,7 +235,7 @@ pub type Row = (Key, Vec<u8>);
 /// The two tables, each a kind of row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Table {
-    /// A file's parse ([`crate::indexing::derived::Derived`] as JSON).
+    /// A file's parse ([`crate::indexing::derived::Derived::to_row`]).
     Parses,
     /// A code vector (little-endian f32).
     Vectors,
