@@ -157,6 +157,15 @@ pub struct ParsedFile {
     pub warnings: Vec<String>,
 }
 
+/// What a warning starts with, or holds, when its cause is not the bytes
+/// but the machine (a deadline met or missed, a panic): a parse carrying
+/// one is not what another machine derives (`derived::Derived::shareable`).
+pub const TIMED_OUT: &str = "parse timed out";
+/// The definitions and references queries stopped at their deadline.
+pub const CUT_SHORT: &str = "queries were cut short";
+/// A panic while chunking.
+pub const INTERNAL_ERROR: &str = "internal error while chunking";
+
 /// Chunk one file. `rel_path` picks the language; `source` is the file's text.
 pub fn chunk_file(rel_path: &str, source: &str, cfg: &ChunkConfig) -> ParsedFile {
     let cfg = ChunkConfig {
@@ -173,7 +182,7 @@ pub fn chunk_file(rel_path: &str, source: &str, cfg: &ChunkConfig) -> ParsedFile
             language_of(rel_path),
             source,
             &cfg,
-            Some("internal error while chunking; chunked by lines".to_owned()),
+            Some(format!("{INTERNAL_ERROR}; chunked by lines")),
         ),
     }
 }

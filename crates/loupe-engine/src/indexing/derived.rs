@@ -102,10 +102,15 @@ impl Derived {
         serde_json::from_slice(&json).ok()
     }
 
-    /// Whether another machine would derive the same: not when the parse
-    /// degraded (a parse timeout depends on the machine's speed).
+    /// Whether another machine would derive the same: not when a deadline
+    /// (the machine's speed) or a panic shaped the parse. A syntax error or
+    /// a file over the parse limit is the bytes' doing: shared.
     pub fn shareable(&self) -> bool {
-        self.warnings.is_empty()
+        !self.warnings.iter().any(|w| {
+            [chunk::TIMED_OUT, chunk::CUT_SHORT, chunk::INTERNAL_ERROR]
+                .iter()
+                .any(|clocked| w.contains(clocked))
+        })
     }
 
     /// Why this parse cannot be the parse of `text`, if it cannot: a span
@@ -215,6 +220,21 @@ mod tests {
             assert_eq!((&a.text, &a.hash, a.tokens), (&b.text, &b.hash, b.tokens));
             assert_eq!(b.path, "vendor/copy/lib.rs");
         }
+    }
+
+    #[test]
+    fn a_parse_shaped_by_a_deadline_is_kept_to_this_machine() {
+        let cfg = ChunkConfig::default();
+        let broken = "pub fn add(a: i32 -> i32 {\n    a +\n}\n";
+        let derived = derive("src/lib.rs", broken, &cfg);
+        assert!(!derived.warnings.is_empty(), "a syntax error warns");
+        assert!(derived.shareable(), "{:?}", derived.warnings);
+        let timed_out = ChunkConfig {
+            parse_timeout: std::time::Duration::ZERO,
+            ..cfg
+        };
+        let derived = derive("src/lib.rs", SOURCE, &timed_out);
+        assert!(!derived.shareable(), "{:?}", derived.warnings);
     }
 
     #[test]

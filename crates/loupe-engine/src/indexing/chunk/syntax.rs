@@ -165,7 +165,7 @@ fn parse(config: &LanguageConfig, source: &str, cfg: &ChunkConfig) -> Result<Tre
             None,
             Some(ParseOptions::new().progress_callback(&mut progress)),
         )
-        .ok_or_else(|| format!("parse timed out after {:?}", cfg.parse_timeout))
+        .ok_or_else(|| format!("{} after {:?}", super::TIMED_OUT, cfg.parse_timeout))
 }
 
 /// Chunk a file with its grammar, or say why not.
@@ -395,7 +395,7 @@ fn find_defs<'t>(
     }
     drop(matches);
     if cursor.did_exceed_match_limit() || expired {
-        warnings.push(format!("{} queries were cut short", config.name));
+        warnings.push(format!("{} {}", config.name, super::CUT_SHORT));
     }
     let mut defs: Vec<Def<'t>> = found.into_values().map(|(_, d)| d).collect();
     defs.sort_by(|a, b| a.start().cmp(&b.start()).then(b.end().cmp(&a.end())));
