@@ -301,7 +301,7 @@ pub struct Status {
     /// Why there is no commit history, when there is none.
     pub history_note: Option<String>,
     /// What the last index run got from the shared store (and gave it),
-    /// whichever process ran it.
+    /// whichever process ran it; `None` without a store configured.
     pub shared: Option<SharedReport>,
 }
 
@@ -1083,11 +1083,15 @@ impl Project {
                     (Some(_), None) => s.note.clone(),
                 }
             },
-            shared: self
-                .catalog
-                .meta(SHARED_LAST)
-                .await?
-                .and_then(|json| serde_json::from_str(&json).ok()),
+            // A store no longer configured says nothing of its last run.
+            shared: match &self.shared {
+                Some(_) => self
+                    .catalog
+                    .meta(SHARED_LAST)
+                    .await?
+                    .and_then(|json| serde_json::from_str(&json).ok()),
+                None => None,
+            },
         })
     }
 

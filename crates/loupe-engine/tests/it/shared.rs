@@ -97,6 +97,7 @@ async fn a_second_checkout_elsewhere_pulls_everything_and_answers_byte_for_byte(
     // `status` (any process) says what the last run got.
     let status = second.project.status().await.unwrap();
     assert_eq!(status.shared.as_ref(), Some(&shared2));
+    assert_eq!(alone.project.status().await.unwrap().shared, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
