@@ -211,6 +211,25 @@ impl PgCluster {
         }
     }
 
+    /// Freeze every server process now and thaw them after `d` (on a
+    /// thread of its own): a server slow to answer, not dead.
+    pub fn freeze_for(&self, d: std::time::Duration) -> std::thread::JoinHandle<()> {
+        let pids = self.processes();
+        for pid in &pids {
+            let _ = Command::new("kill")
+                .args(["-STOP", &pid.to_string()])
+                .output();
+        }
+        std::thread::spawn(move || {
+            std::thread::sleep(d);
+            for pid in pids {
+                let _ = Command::new("kill")
+                    .args(["-CONT", &pid.to_string()])
+                    .output();
+            }
+        })
+    }
+
     /// Run SQL as the superuser (`loupe`), returning psql's output.
     pub fn sql(&self, db: &str, sql: &str) -> String {
         let psql = self.bin.join("psql");

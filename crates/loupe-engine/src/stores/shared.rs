@@ -16,7 +16,8 @@
 //!   two checkouts at different paths share every row they have in common.
 //! - **Privacy by construction**: a client only asks for keys of bytes it
 //!   holds; nothing here lists rows.
-//! - **Faults never cost an answer.** Every call has a deadline. The first
+//! - **Faults never cost an answer.** Every call has a deadline, and a
+//!   pull slower than deriving (`slow_for`) counts as a failure. The first
 //!   failure of a run ([`SharedRun`]) turns the store off for the rest of
 //!   that run, which derives locally what it did not get and says why
 //!   once ([`SharedReport::fault`]). A row that fails validation (its
@@ -555,9 +556,26 @@ impl SharedRun {
         if keys.is_empty() || self.faulted() {
             return HashMap::new();
         }
+        // Connecting and the schema check are not the pace of a pull.
+        if let Err(why) = self.store.prepare().await {
+            self.fail(why);
+            return HashMap::new();
+        }
+        let started = std::time::Instant::now();
         match self.store.pull(table, keys).await {
             Ok((found, damaged)) => {
                 self.reject(damaged);
+                let took = started.elapsed();
+                if took > slow_for(keys.len()) {
+                    // Within each deadline, but at this pace the run would
+                    // wait on the store longer than it derives: keep what
+                    // came, ask no more.
+                    self.fail(format!(
+                        "answering {} keys took {:.1} s, slower than deriving here",
+                        keys.len(),
+                        took.as_secs_f64()
+                    ));
+                }
                 found
             }
             Err(why) => {
@@ -647,6 +665,13 @@ impl SharedRun {
             fault: self.fault.lock().ok().and_then(|f| f.clone()),
         }
     }
+}
+
+/// How long a pull of `keys` keys may take before the run stops asking:
+/// a healthy store answers 1,000 keys in 7–80 ms (BENCHMARKS.md, "The
+/// shared store"), and the local parse costs about 2 ms a file.
+fn slow_for(keys: usize) -> Duration {
+    Duration::from_millis(250) + Duration::from_millis(keys as u64)
 }
 
 /// A vector as a row's bytes.

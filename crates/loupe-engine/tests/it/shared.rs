@@ -4,7 +4,9 @@
 //! only the saying.
 
 use crate::support::{CountingEmbedder, Env, ask, index, sample_project};
-use loupe_engine::stores::shared::{SharedConfig, SharedMode, SharedReport};
+use loupe_engine::stores::shared::{
+    Key, Shared, SharedConfig, SharedMode, SharedReport, SharedRun, Table,
+};
 use loupe_engine::{IndexReport, Project};
 use loupe_testkit::pg::PgCluster;
 use std::sync::Arc;
@@ -139,6 +141,21 @@ async fn a_frozen_server_is_given_up_on_at_the_deadline_and_a_restarted_one_used
     assert!(report.chunks_added > 0);
     // One deadline for the first call; the run stops asking after it.
     assert!(took < Duration::from_secs(30), "{took:?}");
+
+    // Slow, not dead: connected, then frozen for 1.2 s, well under a 10 s
+    // deadline. The pull answers, and the run asks no more at that pace.
+    let mut cfg = SharedConfig::new(&url, SharedMode::Read, true).unwrap();
+    cfg.timeout = Duration::from_secs(10);
+    let store = Arc::new(Shared::new(cfg).unwrap());
+    store.prepare().await.unwrap();
+    let run = Arc::new(SharedRun::new(store));
+    let keys = [Key::of_input("fn a() {}", "test:counting")];
+    let thaw = pg.freeze_for(Duration::from_millis(1200));
+    let pulled = run.pull(Table::Vectors, &keys).await;
+    thaw.join().unwrap();
+    assert!(pulled.is_empty());
+    let fault = run.finish().await.fault.expect("the slowness is reported");
+    assert!(fault.contains("slower than deriving here"), "{fault}");
 
     // Killed as a crash would, then back: the next run pulls again.
     pg.down(true);
