@@ -23,15 +23,13 @@ use std::time::{Duration, Instant};
 
 /// The keys of the corpus's text files, as an index run asks for them.
 fn keys(corpus: &std::path::Path) -> Vec<Key> {
-    let walked = match walk(
+    let walked = walk(
         corpus,
         &WalkConfig::default(),
         &no_progress,
         &CancelToken::new(),
-    ) {
-        Ok(w) => w,
-        Err(e) => panic!("walking {}: {e}", corpus.display()),
-    };
+    )
+    .expect("walk the corpus");
     let cfg = ChunkConfig::default();
     walked
         .files
@@ -105,22 +103,13 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 /// One client: its own pool, every key once in pages; each page's time
 /// and the bytes pulled.
 async fn client(url: String, keys: std::sync::Arc<Vec<Key>>) -> (Vec<f64>, u64, u64) {
-    let mut cfg = match SharedConfig::new(&url, SharedMode::Read, true) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
+    let mut cfg = SharedConfig::new(&url, SharedMode::Read, true).expect("the store's URL");
     cfg.timeout = Duration::from_secs(60);
-    let store = match Shared::new(cfg) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
+    let store = Shared::new(cfg).expect("a pool");
     let (mut times, mut rows, mut bytes) = (Vec::new(), 0, 0);
     for page in keys.chunks(ROWS_PER_STATEMENT) {
         let started = Instant::now();
-        let found = match store.pull(Table::Parses, page).await {
-            Ok((found, _)) => found,
-            Err(e) => panic!("pulling: {e}"),
-        };
+        let (found, _) = store.pull(Table::Parses, page).await.expect("a pull");
         times.push(started.elapsed().as_secs_f64() * 1000.0);
         rows += found.len() as u64;
         bytes += found.values().map(|b| b.len() as u64).sum::<u64>();
@@ -147,13 +136,10 @@ fn main() {
         .unwrap_or(3);
     let keys = std::sync::Arc::new(keys(std::path::Path::new(&corpus)));
     println!("{} keys from {corpus}", keys.len());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+        .expect("a runtime");
     for &n in &clients {
         for round in 1..=rounds {
             let (cpu0, read0) = server_counters();
@@ -164,10 +150,7 @@ fn main() {
                     .collect();
                 let mut out = Vec::new();
                 for t in tasks {
-                    match t.await {
-                        Ok(r) => out.push(r),
-                        Err(e) => panic!("{e}"),
-                    }
+                    out.push(t.await.expect("a client"));
                 }
                 out
             });

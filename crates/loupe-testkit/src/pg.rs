@@ -202,31 +202,17 @@ impl PgCluster {
     /// Freeze (`SIGSTOP`) or thaw (`SIGCONT`) every server process: a
     /// server that accepts connections at the kernel and never answers.
     pub fn pause(&self, frozen: bool) {
-        let signal = if frozen { "-STOP" } else { "-CONT" };
-        for pid in self.processes() {
-            // A child may have ended meanwhile: nothing to say then.
-            let _ = Command::new("kill")
-                .args([signal, &pid.to_string()])
-                .output();
-        }
+        signal(&self.processes(), frozen);
     }
 
     /// Freeze every server process now and thaw them after `d` (on a
     /// thread of its own): a server slow to answer, not dead.
     pub fn freeze_for(&self, d: std::time::Duration) -> std::thread::JoinHandle<()> {
         let pids = self.processes();
-        for pid in &pids {
-            let _ = Command::new("kill")
-                .args(["-STOP", &pid.to_string()])
-                .output();
-        }
+        signal(&pids, true);
         std::thread::spawn(move || {
             std::thread::sleep(d);
-            for pid in pids {
-                let _ = Command::new("kill")
-                    .args(["-CONT", &pid.to_string()])
-                    .output();
-            }
+            signal(&pids, false);
         })
     }
 
@@ -269,6 +255,17 @@ impl PgCluster {
     /// The URL of database `db` as `user` (trust: no password).
     pub fn url(&self, db: &str, user: &str) -> String {
         format!("postgres://{user}@127.0.0.1:{}/{db}", self.port)
+    }
+}
+
+/// `SIGSTOP` (`frozen`) or `SIGCONT` to `pids`.
+fn signal(pids: &[u32], frozen: bool) {
+    let signal = if frozen { "-STOP" } else { "-CONT" };
+    for pid in pids {
+        // A child may have ended meanwhile: nothing to say then.
+        let _ = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .output();
     }
 }
 

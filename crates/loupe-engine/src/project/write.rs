@@ -618,7 +618,7 @@ impl Project {
         };
         // Identical content appears more than once (license headers,
         // vendored copies): each hash is listed, and embedded, once.
-        run.expect(missing.len());
+        run.plan(missing.len());
         let mut unsaved: Vec<(String, Vec<f32>)> = Vec::new();
         let mut stored_at = Instant::now();
         // The texts are read a page at a time: all of them at once was the
@@ -705,7 +705,7 @@ impl Project {
                 (ids, Some(index))
             }
         };
-        run.expect(ids.len());
+        run.plan(ids.len());
         for page in ids.chunks(EMBED_STORE_ROWS) {
             // A page goes into the index at once: each insert keeps the
             // index's ids sorted, and a held index's answers are
@@ -783,7 +783,7 @@ impl<'a> EmbedRun<'a> {
     }
 
     /// Report that `total` chunks are to be embedded.
-    fn expect(&mut self, total: usize) {
+    fn plan(&mut self, total: usize) {
         self.total = total as u64;
         self._hold = self.embedder.hold(total);
         self.report();
@@ -884,22 +884,28 @@ struct Deriver<'a> {
 impl Deriver<'_> {
     /// The outcome of each file of `batch`, in order.
     fn batch(&self, batch: &[&WalkedFile]) -> Vec<ReadOutcome> {
-        let read: Vec<std::result::Result<Source<'_>, ReadOutcome>> = batch
+        // Each changed file with its key in the store, when there is one.
+        type Read<'s> = std::result::Result<(Source<'s>, Option<Key>), ReadOutcome>;
+        let read: Vec<Read<'_>> = batch
             .par_iter()
             .map(|file| {
                 if (self.stop)() {
                     return Err(ReadOutcome::Cancelled);
                 }
-                read_source(file, self.states.get(&file.rel), self.cfg)
+                let source = read_source(file, self.states.get(&file.rel), self.cfg)?;
+                let key = self.shared.and_then(|_| {
+                    Key::from_hex(&source.hash, &derived::deriver(&file.rel, self.cfg))
+                });
+                Ok((source, key))
             })
             .collect();
-        let key = |source: &Source<'_>| -> Option<Key> {
-            self.shared?;
-            Key::from_hex(&source.hash, &derived::deriver(&source.file.rel, self.cfg))
-        };
         let pulled = match self.shared {
             Some(shared) => {
-                let keys: Vec<Key> = read.iter().flatten().filter_map(key).collect();
+                let keys: Vec<Key> = read
+                    .iter()
+                    .flatten()
+                    .filter_map(|(_, k)| k.clone())
+                    .collect();
                 self.runtime.block_on(shared.pull(Table::Parses, &keys))
             }
             None => HashMap::new(),
@@ -910,7 +916,7 @@ impl Deriver<'_> {
             .into_par_iter()
             .map(|read| {
                 let out = match read {
-                    Ok(source) => self.derive(source, &key, &pulled, (&used, &bad)),
+                    Ok((source, key)) => self.derive(source, key, &pulled, (&used, &bad)),
                     Err(outcome) => (outcome, None),
                 };
                 let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -936,11 +942,10 @@ impl Deriver<'_> {
     fn derive(
         &self,
         source: Source<'_>,
-        key: &dyn Fn(&Source<'_>) -> Option<Key>,
+        key: Option<Key>,
         pulled: &HashMap<Key, Vec<u8>>,
         (used, bad): (&AtomicU64, &std::sync::Mutex<Vec<Key>>),
     ) -> (ReadOutcome, Option<Row>) {
-        let key = key(&source);
         let from_store = key
             .as_ref()
             .and_then(|k| pulled.get(k))
